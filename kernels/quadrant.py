@@ -1,0 +1,251 @@
+"""Quadrant-boundary Needleman–Wunsch (Farivar et al.), written once for CPU and GPU.
+
+The per-pair algorithm is a set of plain functions built by :func:`build`, which
+takes the decorator that compiles a device-level function (``numba.njit`` for
+the CPU, ``numba.cuda.jit(device=True)`` for the GPU), the warp-vote helper and
+the quadrant size ``K`` (a compile-time constant, so the K cells of a strip can
+live in registers on the GPU).
+
+Conventions (DESIGN.md):
+
+* rows ``i = 0..m`` index the read (query), columns ``j = 0..n`` the window;
+* ``D[i][j]`` is the unit-cost edit distance of ``q[:i]`` against ``t[:j]``
+  (global) or against any substring of ``t`` ending at ``j`` (infix:
+  ``D[0][j] = 0``);
+* a symbol equal to ``n_code`` never matches (DNA ``N``); text passes ``-1``;
+* traceback prefers diagonal, then insertion (up), then deletion (left),
+  which left-aligns indels; the infix end column is the leftmost minimum.
+
+Every array argument is addressed as ``buf[base + e * stride]`` so the same
+source serves a thread-private CPU scratch (``base=0, stride=1``) and the
+GPU's interleaved global layout (``base=lane, stride=batch``).
+
+CIGAR operations use BAM codes ``M=0, I=1, D=2, ==7, X=8``. Runs are produced
+end to start, run-length encoded on the fly, and reversed in place at the
+end, so the output slot needs at most ``2 * distance + 1`` entries.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+OP_M = 0
+OP_I = 1
+OP_D = 2
+OP_EQ = 7
+OP_X = 8
+
+
+def boundary_row_size(m: int, n: int, k: int) -> int:
+    """Elements that hold the top row of every strip of ``k`` read rows."""
+    return ((m + k - 1) // k) * (n + 1)
+
+
+def boundary_col_size(m: int, n: int, k: int) -> int:
+    """Elements that hold the left column (rows 0..m) of every quadrant column."""
+    return max((n + k - 1) // k, 1) * (m + 1)
+
+
+def cigar_capacity(distance: int) -> int:
+    """Upper bound on run-length-encoded CIGAR operations for an alignment of this cost."""
+    return 2 * distance + 1
+
+
+def build(device_jit, vote_all, K: int) -> SimpleNamespace:
+    """Compile the per-pair functions for quadrant size ``K``.
+
+    ``device_jit`` compiles a callable for the target; ``vote_all(done)`` is
+    True when every active lane of the warp is done (on the CPU: ``done``).
+    Returns a namespace with ``forward``, ``traceback`` and ``align_pair``.
+    """
+    KK = K + 1
+    STEPS = 2 * K - 1
+    BIG = 1 << 30
+
+    @device_jit
+    def cost(a, b, n_code):
+        """1 for a mismatch or an N on the read side, else 0."""
+        return np.int32((a != b) | (a == n_code))
+
+    @device_jit
+    def forward(q, qb, qs, m, t, tb, ts, n, infix, max_dist, n_code, store,
+                row, rowb, rows, rbuf, rbb, rbs, cbuf, cbb, cbs, strip, qk):
+        """Fill the matrix in strips of K rows, keeping only quadrant boundaries.
+
+        ``row`` holds one matrix row (n+1 cells); ``strip`` the K cells of the
+        current column of a strip; ``qk`` the strip's K read symbols. The top
+        row of strip ``s`` goes to ``rbuf[s*(n+1) + j]`` and column ``j = b*K``
+        to ``cbuf[b*(m+1) + i]``. Returns ``(distance, end_column)``; the
+        distance is -1 when some row's minimum exceeds ``max_dist``. With
+        ``store`` false no boundary is kept (distance only).
+        """
+        for j in range(n + 1):
+            row[rowb + j * rows] = 0 if infix else j
+        if store:
+            for i in range(m + 1):
+                cbuf[cbb + i * cbs] = i
+        if m == 0:
+            d0 = 0 if infix else n
+            if max_dist >= 0 and d0 > max_dist:
+                return np.int32(-1), 0
+            return np.int32(d0), 0 if infix else n
+        nstrips = (m + K - 1) // K
+        best = BIG
+        best_j = 0
+        abandoned = False
+        for s in range(nstrips):
+            i0 = s * K
+            h = min(K, m - i0)
+            if store:
+                for j in range(n + 1):
+                    rbuf[rbb + (s * (n + 1) + j) * rbs] = row[rowb + j * rows]
+            for r in range(K):
+                strip[r] = i0 + r + 1
+                qk[r] = q[qb + min(i0 + r, m - 1) * qs]
+            diag = row[rowb]
+            row[rowb] = i0 + h
+            rowmin = i0 + h
+            best = i0 + h
+            best_j = 0
+            for j in range(1, n + 1):
+                tj = t[tb + (j - 1) * ts]
+                top = row[rowb + j * rows]
+                above = top
+                pd = diag
+                bottom = top
+                for r in range(K):
+                    left = strip[r]
+                    v = min(pd + cost(qk[r], tj, n_code), min(above, left) + 1)
+                    pd = left
+                    strip[r] = v
+                    above = v
+                    if r == h - 1:
+                        bottom = v
+                diag = top
+                row[rowb + j * rows] = bottom
+                rowmin = min(rowmin, bottom)
+                if bottom < best:
+                    best = bottom
+                    best_j = j
+                if store and j % K == 0 and j < n:
+                    cb = cbb + ((j // K) * (m + 1) + i0 + 1) * cbs
+                    for r in range(K):
+                        if r < h:
+                            cbuf[cb + r * cbs] = strip[r]
+            if max_dist >= 0 and rowmin > max_dist:
+                abandoned = True
+            if vote_all(abandoned):
+                break
+        if abandoned:
+            return np.int32(-1), 0
+        if not infix:
+            best = row[rowb + n * rows]
+            best_j = n
+        if max_dist >= 0 and best > max_dist:
+            return np.int32(-1), 0
+        return np.int32(best), best_j
+
+    @device_jit
+    def emit(out, ob, os, nout, cur_op, cur_len, op, count):
+        """Append ``count`` copies of ``op`` to the run-length-encoded output."""
+        if count > 0:
+            if op == cur_op:
+                cur_len += count
+            else:
+                if cur_len > 0:
+                    out[ob + nout * os] = (cur_len << 4) | cur_op
+                    nout += 1
+                cur_op = op
+                cur_len = count
+        return nout, cur_op, cur_len
+
+    @device_jit
+    def load_quadrant(q, qb, qs, m, t, tb, ts, n, n_code, a, b,
+                      rbuf, rbb, rbs, cbuf, cbb, cbs, quad):
+        """Recompute quadrant (a, b) from its stored top row and left column.
+
+        Cells past a partial quadrant's edge hold values from clamped inputs;
+        the trace never visits them.
+        """
+        r0 = a * K
+        c0 = b * K
+        hr = min(K, m - r0)
+        wc = min(K, n - c0)
+        for c in range(KK):
+            quad[c] = rbuf[rbb + (a * (n + 1) + c0 + min(c, wc)) * rbs]
+        for r in range(1, KK):
+            quad[r * KK] = cbuf[cbb + (b * (m + 1) + r0 + min(r, hr)) * cbs]
+        for r in range(1, KK):
+            qi = q[qb + min(r0 + r - 1, m - 1) * qs]
+            for c in range(1, KK):
+                tj = t[tb + min(c0 + c - 1, n - 1) * ts]
+                sub = quad[(r - 1) * KK + c - 1] + cost(qi, tj, n_code)
+                gap = min(quad[(r - 1) * KK + c], quad[r * KK + c - 1]) + 1
+                quad[r * KK + c] = min(sub, gap)
+
+    @device_jit
+    def traceback(q, qb, qs, m, t, tb, ts, n, infix, n_code, eqx, end_j,
+                  rbuf, rbb, rbs, cbuf, cbb, cbs, quad, out, ob, os):
+        """Trace from (m, end_j) back through the quadrants; write the CIGAR.
+
+        Each quadrant takes a fixed 2K-1 steps; a lane that reaches the
+        quadrant's top or left edge is stuck and its moves become no-ops.
+        Returns ``(ref_start, n_ops)``.
+        """
+        i = m
+        j = end_j
+        nout = 0
+        cur_op = -1
+        cur_len = 0
+        nquads = (m + K - 1) // K + (n + K - 1) // K
+        for _ in range(nquads):
+            qdone = (i == 0) | (j == 0)
+            if vote_all(qdone):
+                break
+            a = (max(i, 1) - 1) // K
+            b = (max(j, 1) - 1) // K
+            load_quadrant(q, qb, qs, m, t, tb, ts, n, n_code, a, b,
+                          rbuf, rbb, rbs, cbuf, cbb, cbs, quad)
+            r0 = a * K
+            c0 = b * K
+            li = i - r0
+            lj = j - c0
+            for _step in range(STEPS):
+                done = qdone | (li == 0) | (lj == 0)
+                if vote_all(done):
+                    break
+                ci = max(li, 1)
+                cj = max(lj, 1)
+                c = cost(q[qb + min(r0 + ci - 1, m - 1) * qs],
+                         t[tb + min(c0 + cj - 1, n - 1) * ts], n_code)
+                v = quad[ci * KK + cj]
+                isdiag = v == quad[(ci - 1) * KK + cj - 1] + c
+                isup = (not isdiag) & (v == quad[(ci - 1) * KK + cj] + 1)
+                isleft = not (isdiag | isup)
+                op = OP_I if isup else (OP_D if isleft else (OP_EQ + c if eqx else OP_M))
+                live = not done
+                nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, op, np.int32(live))
+                li -= np.int32((isdiag | isup) & live)
+                lj -= np.int32((isdiag | isleft) & live)
+            i = r0 + li
+            j = c0 + lj
+        if i > 0:
+            nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, OP_I, i)
+        if not infix:
+            nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, OP_D, j)
+        if cur_len > 0:
+            out[ob + nout * os] = (cur_len << 4) | cur_op
+            nout += 1
+        for x in range(nout // 2):
+            y = nout - 1 - x
+            tmp = out[ob + x * os]
+            out[ob + x * os] = out[ob + y * os]
+            out[ob + y * os] = tmp
+        return (j if infix else 0), nout
+
+    return SimpleNamespace(K=K, cost=cost, forward=forward, emit=emit,
+                           load_quadrant=load_quadrant, traceback=traceback,
+                           row_size=device_jit(boundary_row_size),
+                           col_size=device_jit(boundary_col_size))

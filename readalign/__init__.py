@@ -1,0 +1,23 @@
+"""readalign: exact alignment of read/window pairs, on the GPU when there is one.
+
+>>> import readalign
+>>> res = readalign.align(["ACGT"], ["TTACGTTT"])
+>>> int(res.distance[0]), int(res.ref_start[0]), res.cigar(0)
+(0, 2, '4M')
+"""
+
+from .api import align, edit_distance
+from .errors import BackendUnavailableError, InputError, ReadalignError
+from .result import AlignResult
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AlignResult",
+    "BackendUnavailableError",
+    "InputError",
+    "ReadalignError",
+    "__version__",
+    "align",
+    "edit_distance",
+]

@@ -1,0 +1,62 @@
+"""The public Python API: align read/window pairs, or compute edit distances."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .encoding import N_CODE, NO_N, pack_dna, pack_text
+from .engine import Job, align_packed
+from .result import AlignResult
+
+MODES = ("infix", "global")
+
+
+def _check_max_distance(max_distance: object) -> int:
+    if max_distance is None:
+        return -1
+    if isinstance(max_distance, bool) or not isinstance(max_distance, (int, np.integer)):
+        raise TypeError(f"max_distance must be None or a non-negative int; got {max_distance!r}")
+    if max_distance < 0:
+        raise ValueError(f"max_distance must be None or a non-negative int; got {max_distance}")
+    return int(max_distance)
+
+
+def _check_k(k: object) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= 64:
+        raise ValueError(f"k (quadrant size) must be an int between 2 and 64; got {k!r}")
+    return int(k)
+
+
+def align(reads, windows, mode: str = "infix", max_distance: int | None = None,
+          backend: str = "auto", *, eqx: bool = False, k: int = 8,
+          threads: int | None = None) -> AlignResult:
+    """Align ``reads[i]`` to ``windows[i]`` for every i; return distances, spans and CIGARs.
+
+    ``reads`` and ``windows`` are equal-length lists (or 1-D arrays) of DNA as
+    ``str`` or ``bytes``; bases are upper-cased and anything but ACGT becomes
+    N, which never matches. ``mode="infix"`` aligns the read end to end with
+    free gaps at both ends of the window; ``"global"`` aligns both end to end.
+    Pairs whose distance exceeds ``max_distance`` report -1. ``eqx`` emits
+    ``=``/``X`` instead of ``M``; ``k`` is the quadrant size; ``threads``
+    caps CPU threads.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    job = Job(infix=mode == "infix", max_distance=_check_max_distance(max_distance),
+              n_code=N_CODE, eqx=bool(eqx), with_cigar=True, k=_check_k(k))
+    return align_packed(pack_dna(reads, "reads"), pack_dna(windows, "windows"), job,
+                        backend, threads)
+
+
+def edit_distance(a, b, max_distance: int | None = None, backend: str = "auto", *,
+                  cigar: bool = False, threads: int | None = None):
+    """Pairwise global Levenshtein distance of ``a[i]`` and ``b[i]`` (int32 array).
+
+    Strings compare by Unicode code point, bytes by byte value; no case
+    folding. Distances above ``max_distance`` are -1. With ``cigar=True`` an
+    :class:`AlignResult` with alignments is returned instead.
+    """
+    job = Job(infix=False, max_distance=_check_max_distance(max_distance), n_code=NO_N,
+              eqx=False, with_cigar=bool(cigar), k=8)
+    res = align_packed(pack_text(a, "a"), pack_text(b, "b"), job, backend, threads)
+    return res if cigar else res.distance

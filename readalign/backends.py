@@ -1,0 +1,50 @@
+"""Choose where the kernel runs, and say why."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from .errors import BackendUnavailableError
+
+log = logging.getLogger("readalign")
+
+BACKENDS = ("auto", "cpu", "cuda")
+
+
+def cuda_status() -> tuple[bool, str]:
+    """Return (usable, reason): whether a CUDA GPU can run the kernels."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        return True, "CUDA simulator (NUMBA_ENABLE_CUDASIM=1)"
+    try:
+        from numba import cuda
+    except ImportError as exc:  # pragma: no cover - numba always ships cuda
+        return False, f"numba.cuda cannot be imported ({exc})"
+    try:
+        if not cuda.is_available():
+            return False, "no CUDA GPU or driver found"
+        dev = cuda.get_current_device()
+        name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+        return True, f"CUDA GPU {name}"
+    except Exception as exc:  # the driver can fail in many ways; report, don't crash
+        return False, f"CUDA unusable ({type(exc).__name__}: {exc})"
+
+
+def resolve(name: str) -> str:
+    """Map a backend request to ``"cpu"`` or ``"cuda"``, logging the choice and reason."""
+    if name not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {name!r}")
+    if name == "cpu":
+        log.info("backend: cpu (requested)")
+        return "cpu"
+    ok, why = cuda_status()
+    if name == "cuda":
+        if not ok:
+            raise BackendUnavailableError(f"backend 'cuda' requested but {why}")
+        log.info("backend: cuda (%s)", why)
+        return "cuda"
+    if ok:
+        log.info("backend: cuda (auto: %s)", why)
+        return "cuda"
+    log.info("backend: cpu (auto: %s)", why)
+    return "cpu"

@@ -1,0 +1,110 @@
+"""Turn user sequences into packed integer codes the kernels read.
+
+Sequences of a batch are concatenated into one flat array with an offsets
+array (``offsets[i]:offsets[i+1]`` is sequence ``i``), padded by one element
+so kernels may read one symbol past an empty sequence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+N_CODE = 4
+"""DNA code of N (and of every non-ACGT symbol); it never matches."""
+NO_N = -1
+"""``n_code`` for text: every symbol may match."""
+
+_DNA = np.full(256, N_CODE, dtype=np.uint8)
+for _code, _base in enumerate(b"ACGT"):
+    _DNA[_base] = _code
+    _DNA[_base + 32] = _code
+DNA_ALPHABET = "ACGTN"
+
+
+@dataclass(frozen=True)
+class Packed:
+    """Sequences as one flat code array plus offsets (int64, length count+1)."""
+
+    data: np.ndarray
+    offsets: np.ndarray
+
+    def __len__(self) -> int:
+        return self.offsets.shape[0] - 1
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+
+def _as_list(seqs: object, what: str) -> Sequence:
+    if isinstance(seqs, (str, bytes)):
+        raise TypeError(f"{what}: expected a sequence of strings, got a single {type(seqs).__name__}")
+    if isinstance(seqs, np.ndarray):
+        if seqs.ndim != 1:
+            raise TypeError(f"{what}: expected a 1-D array of strings, got shape {seqs.shape}")
+        if seqs.dtype.kind not in "SUO":
+            raise TypeError(f"{what}: expected an array of str or bytes, got dtype {seqs.dtype}")
+        return seqs.tolist()
+    try:
+        return seqs if isinstance(seqs, Sequence) else list(seqs)
+    except TypeError:
+        raise TypeError(f"{what}: expected a sequence of strings, got {type(seqs).__name__}") from None
+
+
+def _kind(seqs: Sequence, what: str) -> type:
+    """Return ``str`` or ``bytes``: the one type every element has."""
+    if len(seqs) == 0:
+        return str
+    first = type(seqs[0])
+    kind = str if issubclass(first, str) else bytes if issubclass(first, (bytes, bytearray)) else None
+    for i, s in enumerate(seqs):
+        if not isinstance(s, kind or ()):
+            raise TypeError(
+                f"{what}[{i}]: expected {'str or bytes' if kind is None else kind.__name__}, "
+                f"got {type(s).__name__} (all elements must be str, or all bytes)"
+            )
+    return kind
+
+
+def _lengths(seqs: Sequence) -> np.ndarray:
+    offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs)), out=offsets[1:])
+    return offsets
+
+
+def _with_pad(flat: np.ndarray) -> np.ndarray:
+    out = np.zeros(flat.shape[0] + 1, dtype=flat.dtype)
+    out[:-1] = flat
+    return out
+
+
+def pack_dna(seqs: object, what: str = "sequences") -> Packed:
+    """Pack DNA: case-folded, A/C/G/T to 0..3, anything else to N (4)."""
+    seqs = _as_list(seqs, what)
+    kind = _kind(seqs, what)
+    if kind is str:
+        raw = "".join(seqs).encode("latin-1", errors="replace")
+    else:
+        raw = b"".join(seqs)
+    flat = _DNA[np.frombuffer(raw, dtype=np.uint8)]
+    return Packed(_with_pad(flat), _lengths(seqs))
+
+
+def pack_text(seqs: object, what: str = "strings") -> Packed:
+    """Pack text: str by Unicode code point (uint32), bytes by byte (uint8)."""
+    seqs = _as_list(seqs, what)
+    kind = _kind(seqs, what)
+    if kind is str:
+        raw = "".join(seqs).encode("utf-32-le", errors="surrogatepass")
+        flat = np.frombuffer(raw, dtype=np.uint32)
+    else:
+        flat = np.frombuffer(b"".join(seqs), dtype=np.uint8)
+    return Packed(_with_pad(flat), _lengths(seqs))
+
+
+def unpack_dna(codes: np.ndarray) -> str:
+    """Decode DNA codes back to a string (for messages and tests)."""
+    return "".join(DNA_ALPHABET[c] for c in codes)

@@ -1,0 +1,13 @@
+"""Exceptions readalign raises for bad input and unusable backends."""
+
+
+class ReadalignError(Exception):
+    """Base class: a problem the user can fix (bad input, bad option)."""
+
+
+class InputError(ReadalignError, ValueError):
+    """An input file or argument is malformed; the message names where."""
+
+
+class BackendUnavailableError(ReadalignError, RuntimeError):
+    """The requested backend cannot run here (e.g. ``cuda`` without a GPU)."""

@@ -1,0 +1,51 @@
+"""The result of aligning a batch: arrays first, strings on request."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+CIGAR_CHARS = "MIDNSHP=X"
+
+
+def cigar_string(ops: np.ndarray) -> str:
+    """BAM-coded uint32 operations (``len << 4 | op``) as a CIGAR string."""
+    return "".join(f"{int(o) >> 4}{CIGAR_CHARS[int(o) & 15]}" for o in ops)
+
+
+@dataclass(frozen=True)
+class AlignResult:
+    """Per-pair alignment results, in input order.
+
+    ``distance`` is -1 where no alignment lies within ``max_distance``;
+    ``ref_start``/``ref_end`` give the aligned window span (0-based,
+    end exclusive; -1 when unaligned or not computed). CIGARs are stored
+    BAM-style in ``cigar_ops``, pair ``i`` owning
+    ``cigar_ops[cigar_offsets[i]:cigar_offsets[i+1]]``.
+    """
+
+    distance: np.ndarray
+    ref_start: np.ndarray
+    ref_end: np.ndarray
+    cigar_ops: np.ndarray
+    cigar_offsets: np.ndarray
+    mode: str
+    backend: str
+
+    def __len__(self) -> int:
+        return self.distance.shape[0]
+
+    def cigar_array(self, i: int) -> np.ndarray:
+        """Pair ``i``'s CIGAR as BAM-coded uint32 operations."""
+        return self.cigar_ops[self.cigar_offsets[i]:self.cigar_offsets[i + 1]]
+
+    def cigar(self, i: int) -> str:
+        """Pair ``i``'s CIGAR as a string such as ``"10M1I5M"`` ("" when unaligned)."""
+        if not -len(self) <= i < len(self):
+            raise IndexError(f"pair index {i} out of range for {len(self)} pairs")
+        return cigar_string(self.cigar_array(i % len(self)))
+
+    def cigars(self) -> list[str]:
+        """Every pair's CIGAR string, in input order."""
+        return [self.cigar(i) for i in range(len(self))]
