@@ -1,0 +1,213 @@
+"""The alignment engine against an independent DP oracle, edlib, and CIGAR replay."""
+
+from __future__ import annotations
+
+import random
+
+import edlib
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import readalign
+from oracle import dna_norm, dp_distance, replay
+
+SETTINGS = settings(max_examples=60, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def mutate(rng: random.Random, s: str, rate: float, alphabet: str) -> str:
+    out = []
+    for c in s:
+        r = rng.random()
+        if r < rate / 3:
+            out.append(rng.choice(alphabet))
+        elif r < 2 * rate / 3:
+            continue
+        elif r < rate:
+            out.append(c)
+            out.append(rng.choice(alphabet))
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def random_pairs(seed: int, count: int, max_len: int, alphabet: str) -> tuple[list, list]:
+    rng = random.Random(seed)
+    reads, windows = [], []
+    for _ in range(count):
+        t = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, max_len)))
+        lo = rng.randint(0, len(t))
+        hi = rng.randint(lo, len(t))
+        reads.append(mutate(rng, t[lo:hi], rng.random() * 0.5, alphabet))
+        windows.append(t)
+    return reads, windows
+
+
+def check_alignment(res, i: int, q: str, t: str, mode: str) -> None:
+    """Distance equals the oracle; the CIGAR replays to the span at that cost."""
+    q, t = dna_norm(q), dna_norm(t)
+    d, end = dp_distance(q, t, mode == "infix", n_symbol="N")
+    assert res.distance[i] == d, (q, t, mode)
+    assert res.ref_end[i] == end
+    cost, ref_end = replay(res.cigar(i), q, t, int(res.ref_start[i]))
+    assert cost == d
+    assert ref_end == res.ref_end[i]
+    if mode == "global":
+        assert res.ref_start[i] == 0 and res.ref_end[i] == len(t)
+
+
+@pytest.mark.parametrize("mode", ["infix", "global"])
+@pytest.mark.parametrize("alphabet", ["ACGT", "ACGTN", "A", "AC"])
+def test_random_pairs_match_oracle(mode, alphabet):
+    reads, windows = random_pairs(hash((mode, alphabet)) & 0xFFFF, 400, 120, alphabet)
+    res = readalign.align(reads, windows, mode=mode)
+    for i, (q, t) in enumerate(zip(reads, windows)):
+        check_alignment(res, i, q, t, mode)
+
+
+@SETTINGS
+@given(st.data())
+def test_property_oracle_and_replay(data):
+    alphabet = data.draw(st.sampled_from(["A", "AC", "ACG", "ACGT", "ACGTN", "ACGTNacgtRY"]))
+    mode = data.draw(st.sampled_from(["infix", "global"]))
+    seqs = st.text(alphabet=alphabet, max_size=300)
+    pairs = data.draw(st.lists(st.tuples(seqs, seqs), min_size=1, max_size=6))
+    reads = [p[0] for p in pairs]
+    windows = [p[1] for p in pairs]
+    res = readalign.align(reads, windows, mode=mode)
+    for i, (q, t) in enumerate(pairs):
+        check_alignment(res, i, q, t, mode)
+
+
+def test_tens_of_thousands_against_edlib():
+    """Distances agree with edlib (HW = infix, NW = global) on 40,000 pairs."""
+    for mode, task in (("infix", "HW"), ("global", "NW")):
+        reads, windows = random_pairs(7 if mode == "infix" else 8, 20_000, 300, "ACGT")
+        res = readalign.align(reads, windows, mode=mode)
+        want = np.array([edlib.align(q, t, mode=task)["editDistance"] if q else
+                         (0 if mode == "infix" else len(t)) for q, t in zip(reads, windows)])
+        np.testing.assert_array_equal(res.distance, want)
+        for i in range(0, len(reads), 997):
+            check_alignment(res, i, reads[i], windows[i], mode)
+
+
+@SETTINGS
+@given(st.lists(st.tuples(st.text(max_size=40), st.text(max_size=40)), min_size=1, max_size=20))
+def test_edit_distance_unicode(pairs):
+    a = [p[0] for p in pairs]
+    b = [p[1] for p in pairs]
+    got = readalign.edit_distance(a, b)
+    want = [dp_distance(x, y, infix=False)[0] for x, y in pairs]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_edit_distance_bytes_and_case():
+    assert list(readalign.edit_distance([b"abc", b""], [b"abd", b"xy"])) == [1, 2]
+    assert list(readalign.edit_distance(["Ab", "NN"], ["ab", "NN"])) == [1, 0]
+
+
+def test_edit_distance_cigar_on_request():
+    res = readalign.edit_distance(["kitten"], ["sitting"], cigar=True)
+    assert res.distance[0] == 3
+    assert replay(res.cigar(0), "kitten", "sitting", 0, n_symbol=None)[0] == 3
+
+
+@pytest.mark.parametrize(("read", "window", "cigar"), [
+    ("ACGTTTTA", "ACGTTTA", "3M1I4M"),       # extra T in a homopolymer: the first T
+    ("ACGTTA", "ACGTTTA", "3M1D3M"),         # missing T: the deletion sits at the first T
+    ("GACACACAT", "GACACAT", "1M2I6M"),      # extra CA in a tandem repeat
+    ("GACACAT", "GACACACAT", "1M2D6M"),      # missing CA in a tandem repeat
+])
+def test_indels_left_aligned(read, window, cigar):
+    res = readalign.align([read], [window], mode="global")
+    assert res.cigar(0) == cigar
+
+
+def test_infix_coordinates_and_eqx():
+    res = readalign.align(["ACGTAC"], ["TTTTACGAACTTT"], eqx=True)
+    assert res.distance[0] == 1
+    assert (res.ref_start[0], res.ref_end[0]) == (4, 10)
+    assert res.cigar(0) == "3=1X2="
+
+
+def test_n_never_matches_and_case_folds():
+    res = readalign.align(["acgN", "NNNN"], ["ACGN", "NNNN"], mode="global")
+    assert list(res.distance) == [1, 4]
+
+
+def test_empty_sequences():
+    res = readalign.align(["", "ACG", ""], ["ACG", "", ""], mode="global")
+    assert list(res.distance) == [3, 3, 0]
+    assert res.cigars() == ["3D", "3I", ""]
+    res = readalign.align(["", "ACG"], ["ACG", ""], mode="infix")
+    assert list(res.distance) == [0, 3]
+    assert res.cigars() == ["", "3I"]
+
+
+def test_max_distance_sentinels():
+    reads, windows = random_pairs(3, 3000, 150, "ACGT")
+    full = readalign.align(reads, windows)
+    for cut in (0, 3, 10):
+        res = readalign.align(reads, windows, max_distance=cut)
+        within = full.distance <= cut
+        np.testing.assert_array_equal(res.distance[within], full.distance[within])
+        assert (res.distance[~within] == -1).all()
+        assert (res.ref_start[~within] == -1).all()
+        assert all(res.cigar(i) == "" for i in np.flatnonzero(~within)[:50])
+        for i in np.flatnonzero(within)[:50]:
+            assert res.cigar(i) == full.cigar(i)
+
+
+def test_quadrant_size_does_not_change_results():
+    reads, windows = random_pairs(5, 2000, 200, "ACGT")
+    base = readalign.align(reads, windows)
+    for k in (4, 16, 32):
+        res = readalign.align(reads, windows, k=k)
+        np.testing.assert_array_equal(res.distance, base.distance)
+        np.testing.assert_array_equal(res.cigar_ops, base.cigar_ops)
+        np.testing.assert_array_equal(res.ref_start, base.ref_start)
+
+
+def test_ten_kilobase_pair():
+    rng = random.Random(11)
+    t = "".join(rng.choice("ACGT") for _ in range(10_000))
+    q = mutate(rng, t, 0.05, "ACGT")
+    for mode, task in (("global", "NW"), ("infix", "HW")):
+        res = readalign.align([q], [t], mode=mode)
+        assert res.distance[0] == edlib.align(q, t, mode=task)["editDistance"]
+        assert replay(res.cigar(0), q, t, int(res.ref_start[0]))[0] == res.distance[0]
+
+
+def test_numpy_string_arrays_and_threads():
+    reads = np.array(["ACGT", "GGGG"])
+    windows = np.array([b"AACGTT", b"CCGGGGCC"])
+    res = readalign.align(reads, windows, threads=1)
+    assert list(res.distance) == [0, 0]
+
+
+@pytest.mark.parametrize(("kwargs", "exc", "text"), [
+    ({"mode": "local"}, ValueError, "mode must be one of"),
+    ({"max_distance": -1}, ValueError, "max_distance"),
+    ({"max_distance": 1.5}, TypeError, "max_distance"),
+    ({"backend": "tpu"}, ValueError, "backend must be one of"),
+    ({"k": 1}, ValueError, "quadrant size"),
+])
+def test_invalid_arguments(kwargs, exc, text):
+    with pytest.raises(exc, match=text):
+        readalign.align(["ACGT"], ["ACGT"], **kwargs)
+
+
+def test_invalid_inputs():
+    with pytest.raises(ValueError, match="counts must match"):
+        readalign.align(["A", "C"], ["A"])
+    with pytest.raises(TypeError, match=r"reads\[1\]"):
+        readalign.align(["A", 3], ["A", "C"])
+    with pytest.raises(TypeError, match="single str"):
+        readalign.align("ACGT", "ACGT")
+    with pytest.raises(readalign.BackendUnavailableError, match="cuda"):
+        import os
+        if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" or readalign.backends.cuda_status()[0]:
+            raise readalign.BackendUnavailableError("cuda present: nothing to check")
+        readalign.align(["A"], ["A"], backend="cuda")
