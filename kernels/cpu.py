@@ -34,7 +34,8 @@ def batch_driver(K: int):
             with_cigar, slot_off, slots, dist, ref_start, ref_end, n_ops):
         """Align ``order[chunk_bounds[c]:chunk_bounds[c+1]]`` for every chunk c.
 
-        CIGARs go to ``slots[slot_off[p]:]``; ``n_ops[p]`` says how many.
+        Results go to position ``x`` of the output arrays for pair ``order[x]``;
+        its CIGAR to ``slots[slot_off[x]:]``, ``n_ops[x]`` runs long.
         """
         nchunks = chunk_bounds.shape[0] - 1
         for c in prange(nchunks):
@@ -64,21 +65,20 @@ def batch_driver(K: int):
                 n = toff[p + 1] - tb
                 d, end_j = forward(q, qb, 1, m, t, tb, 1, n, infix, max_dist, n_code,
                                    with_cigar, row, 0, 1, rbuf, 0, 1, cbuf, 0, 1, strip, qk)
-                dist[p] = d
+                dist[x] = d
+                ref_start[x] = -1
+                ref_end[x] = -1
+                n_ops[x] = 0
                 if d < 0:
-                    ref_start[p] = -1
-                    ref_end[p] = -1
-                    n_ops[p] = 0
                     continue
-                ref_end[p] = end_j
+                ref_end[x] = end_j
                 if with_cigar:
                     start, k_ops = traceback(q, qb, 1, m, t, tb, 1, n, infix, n_code, eqx,
                                              end_j, rbuf, 0, 1, cbuf, 0, 1, quad,
-                                             slots, slot_off[p], 1)
-                    ref_start[p] = start
-                    n_ops[p] = k_ops
-                else:
-                    ref_start[p] = -1
-                    n_ops[p] = 0
+                                             slots, slot_off[x], 1)
+                    ref_start[x] = start
+                    n_ops[x] = k_ops
+                elif not infix:
+                    ref_start[x] = 0
 
     return run

@@ -28,7 +28,7 @@ def _check_k(k: object) -> int:
 
 
 def align(reads, windows, mode: str = "infix", max_distance: int | None = None,
-          backend: str = "auto", *, eqx: bool = False, k: int = 8,
+          backend: str = "auto", *, cigar: bool = True, eqx: bool = False, k: int = 8,
           threads: int | None = None) -> AlignResult:
     """Align ``reads[i]`` to ``windows[i]`` for every i; return distances, spans and CIGARs.
 
@@ -36,14 +36,15 @@ def align(reads, windows, mode: str = "infix", max_distance: int | None = None,
     ``str`` or ``bytes``; bases are upper-cased and anything but ACGT becomes
     N, which never matches. ``mode="infix"`` aligns the read end to end with
     free gaps at both ends of the window; ``"global"`` aligns both end to end.
-    Pairs whose distance exceeds ``max_distance`` report -1. ``eqx`` emits
-    ``=``/``X`` instead of ``M``; ``k`` is the quadrant size; ``threads``
-    caps CPU threads.
+    Pairs whose distance exceeds ``max_distance`` report -1. ``cigar=False``
+    skips the traceback (distances and end columns only; ``ref_start`` is -1
+    in infix mode). ``eqx`` emits ``=``/``X`` instead of ``M``; ``k`` is the
+    quadrant size; ``threads`` caps CPU threads.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
     job = Job(infix=mode == "infix", max_distance=_check_max_distance(max_distance),
-              n_code=N_CODE, eqx=bool(eqx), with_cigar=True, k=_check_k(k))
+              n_code=N_CODE, eqx=bool(eqx), with_cigar=bool(cigar), k=_check_k(k))
     return align_packed(pack_dna(reads, "reads"), pack_dna(windows, "windows"), job,
                         backend, threads)
 

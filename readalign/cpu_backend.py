@@ -6,24 +6,35 @@ import numba
 import numpy as np
 
 from .encoding import Packed
+from .engine import BatchResult, gather_slices, slot_capacity
 
 CHUNKS_PER_THREAD = 8
 
 
-def align_batch(q: Packed, t: Packed, idx: np.ndarray, job, k: int, slot_off: np.ndarray,
-                slots: np.ndarray, dist: np.ndarray, ref_start: np.ndarray, ref_end: np.ndarray,
-                n_ops: np.ndarray, threads: int | None) -> None:
-    """Align the pairs ``idx`` (length-sorted) and write their results in place."""
+def align_batch(q: Packed, t: Packed, idx: np.ndarray, job, k: int,
+                threads: int | None) -> BatchResult:
+    """Align the pairs ``idx`` (length-sorted) on every core; results in ``idx`` order."""
     from .kernels.cpu import batch_driver
 
+    count = idx.shape[0]
     nthreads = numba.get_num_threads()
     use = nthreads if threads is None else max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))
-    nchunks = max(1, min(idx.shape[0], use * CHUNKS_PER_THREAD))
-    bounds = np.linspace(0, idx.shape[0], nchunks + 1).astype(np.int64)
-    run = batch_driver(k)
+    nchunks = max(1, min(count, use * CHUNKS_PER_THREAD))
+    bounds = np.linspace(0, count, nchunks + 1).astype(np.int64)
+    m = q.lengths[idx]
+    n = t.lengths[idx]
+    cap = slot_capacity(m, n, job.max_distance) if job.with_cigar else np.ones(count, np.int64)
+    slot_off = np.cumsum(cap) - cap
+    slots = np.zeros(int(cap.sum()), dtype=np.uint32)
+    dist = np.empty(count, dtype=np.int32)
+    ref_start = np.empty(count, dtype=np.int64)
+    ref_end = np.empty(count, dtype=np.int64)
+    n_ops = np.empty(count, dtype=np.int64)
     numba.set_num_threads(use)
     try:
-        run(q.data, q.offsets, t.data, t.offsets, idx, bounds, job.infix, job.max_distance,
-            job.n_code, job.eqx, job.with_cigar, slot_off, slots, dist, ref_start, ref_end, n_ops)
+        batch_driver(k)(q.data, q.offsets, t.data, t.offsets, idx, bounds, job.infix,
+                        job.max_distance, job.n_code, job.eqx, job.with_cigar, slot_off, slots,
+                        dist, ref_start, ref_end, n_ops)
     finally:
         numba.set_num_threads(nthreads)
+    return BatchResult(dist, ref_start, ref_end, n_ops, gather_slices(slots, slot_off, n_ops))

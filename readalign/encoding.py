@@ -81,8 +81,32 @@ def _with_pad(flat: np.ndarray) -> np.ndarray:
     return out
 
 
+def _fixed_width(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Symbols and offsets of a 1-D ``S``/``U`` array, without Python objects.
+
+    numpy pads fixed-width strings with NULs, so a string's length is the
+    position after its last non-NUL symbol.
+    """
+    width = arr.dtype.itemsize // (4 if arr.dtype.kind == "U" else 1)
+    unit = np.uint32 if arr.dtype.kind == "U" else np.uint8
+    grid = np.ascontiguousarray(arr).view(unit).reshape(arr.shape[0], width)
+    nonzero = grid != 0
+    lengths = np.where(nonzero.any(axis=1), width - np.argmax(nonzero[:, ::-1], axis=1), 0)
+    flat = grid[np.arange(width) < lengths[:, None]]
+    offsets = np.zeros(arr.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return flat, offsets
+
+
+def _is_fixed_width(seqs: object) -> bool:
+    return isinstance(seqs, np.ndarray) and seqs.ndim == 1 and seqs.dtype.kind in "SU"
+
+
 def pack_dna(seqs: object, what: str = "sequences") -> Packed:
     """Pack DNA: case-folded, A/C/G/T to 0..3, anything else to N (4)."""
+    if _is_fixed_width(seqs):
+        flat, offsets = _fixed_width(seqs)
+        return Packed(_with_pad(_DNA[np.minimum(flat, 255)]), offsets)
     seqs = _as_list(seqs, what)
     kind = _kind(seqs, what)
     if kind is str:
@@ -95,6 +119,9 @@ def pack_dna(seqs: object, what: str = "sequences") -> Packed:
 
 def pack_text(seqs: object, what: str = "strings") -> Packed:
     """Pack text: str by Unicode code point (uint32), bytes by byte (uint8)."""
+    if _is_fixed_width(seqs):
+        flat, offsets = _fixed_width(seqs)
+        return Packed(_with_pad(flat), offsets)
     seqs = _as_list(seqs, what)
     kind = _kind(seqs, what)
     if kind is str:

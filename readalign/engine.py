@@ -1,8 +1,8 @@
 """Host side of alignment: sort pairs by length, batch them, run a backend, gather results.
 
-Backends see one batch at a time: packed sequences, the batch's pair indices
-(sorted by length so neighbouring lanes do equal work) and a CIGAR slot per
-pair sized from the worst case. Results return in input order.
+A backend aligns one batch at a time: the packed sequences and the batch's
+pair indices (sorted by length, so neighbouring lanes do equal work). It
+returns a :class:`BatchResult` in batch order; results leave in input order.
 """
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ from .result import AlignResult
 log = logging.getLogger("readalign")
 
 LONG_PAIR = 1024
-"""Pairs longer than this (read or window) use quadrants of at least ``LONG_K``."""
+"""Pairs longer than this (read or window) take the long path: quadrants of at least
+``LONG_K`` and always the CPU backend."""
 LONG_K = 32
-SLOT_BUDGET = 1 << 25
-"""CIGAR slot elements per CPU batch (uint32): bounds host memory for any input."""
+BATCH_CELLS = 1 << 31
+"""DP cells per host batch: bounds a batch's memory and keeps progress visible."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,17 @@ class Job:
     eqx: bool
     with_cigar: bool
     k: int
+
+
+@dataclass
+class BatchResult:
+    """One batch's results in batch order; ``ops`` holds every pair's CIGAR, concatenated."""
+
+    dist: np.ndarray
+    ref_start: np.ndarray
+    ref_end: np.ndarray
+    n_ops: np.ndarray
+    ops: np.ndarray
 
 
 def slot_capacity(m: np.ndarray, n: np.ndarray, max_distance: int) -> np.ndarray:
@@ -50,28 +62,29 @@ def length_order(m: np.ndarray, n: np.ndarray) -> np.ndarray:
     return np.lexsort((n, m)).astype(np.int64)
 
 
-def split_batches(cap: np.ndarray, budget: int, max_pairs: int) -> list[tuple[int, int]]:
-    """Cut a sequence of slot capacities into ranges of total <= budget (at least one pair each)."""
+def split_by_budget(weight: np.ndarray, budget: int, max_items: int) -> list[tuple[int, int]]:
+    """Cut a sequence of weights into ranges of total <= budget (at least one item each)."""
     bounds = []
+    csum = np.concatenate(([0], np.cumsum(weight, dtype=np.int64)))
     lo = 0
-    total = cap.shape[0]
-    csum = np.concatenate(([0], np.cumsum(cap)))
+    total = weight.shape[0]
     while lo < total:
         hi = int(np.searchsorted(csum, csum[lo] + budget, side="right")) - 1
-        hi = min(max(hi, lo + 1), lo + max_pairs, total)
+        hi = min(max(hi, lo + 1), lo + max_items, total)
         bounds.append((lo, hi))
         lo = hi
     return bounds
 
 
-def gather_ops(slots: np.ndarray, src: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Concatenate ``slots[src[i]:src[i]+counts[i]]`` for every i (vectorised)."""
+def gather_slices(arr: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Concatenate ``arr[starts[i]:starts[i]+counts[i]]`` for every i (vectorised)."""
+    counts = np.asarray(counts, dtype=np.int64)
     total = int(counts.sum())
     if total == 0:
-        return np.zeros(0, dtype=np.uint32)
-    starts = np.cumsum(counts) - counts
-    within = np.arange(total, dtype=np.int64) - np.repeat(starts, counts)
-    return slots[np.repeat(src, counts) + within]
+        return np.zeros(0, dtype=arr.dtype)
+    first = np.cumsum(counts) - counts
+    within = np.arange(total, dtype=np.int64) - np.repeat(first, counts)
+    return arr[np.repeat(np.asarray(starts, dtype=np.int64), counts) + within]
 
 
 def _runner(name: str):
@@ -90,7 +103,6 @@ def align_packed(q: Packed, t: Packed, job: Job, backend: str = "auto",
     if len(q) != len(t):
         raise ValueError(f"got {len(q)} reads/queries but {len(t)} windows/targets: counts must match")
     name = backends.resolve(backend)
-    run = _runner(name)
     npairs = len(q)
     m = q.lengths
     n = t.lengths
@@ -99,30 +111,33 @@ def align_packed(q: Packed, t: Packed, job: Job, backend: str = "auto",
     ref_end = np.full(npairs, -1, dtype=np.int64)
     n_ops = np.zeros(npairs, dtype=np.int64)
     pieces: list[tuple[np.ndarray, np.ndarray]] = []
-    slot_off = np.zeros(npairs, dtype=np.int64)
     order = length_order(m, n)
     long = np.maximum(m[order], n[order]) > LONG_PAIR
-    for group, k in ((order[~long], job.k), (order[long], max(job.k, LONG_K))):
+    if name == "cuda" and long.any():
+        log.info("%d pair(s) longer than %d bases take the long path on the CPU",
+                 int(long.sum()), LONG_PAIR)
+    for group, k, where in ((order[~long], job.k, name),
+                            (order[long], max(job.k, LONG_K), "cpu")):
         if group.shape[0] == 0:
             continue
-        cap = slot_capacity(m[group], n[group], job.max_distance) if job.with_cigar else np.ones(
-            group.shape[0], dtype=np.int64)
-        for lo, hi in split_batches(cap, SLOT_BUDGET, 1 << 22):
+        run = _runner(where)
+        cells = (m[group] + 1) * (n[group] + 1)
+        for lo, hi in split_by_budget(cells, BATCH_CELLS, 1 << 23):
             idx = group[lo:hi]
-            starts = np.cumsum(cap[lo:hi]) - cap[lo:hi]
-            slot_off[idx] = starts
-            slots = np.zeros(int(cap[lo:hi].sum()), dtype=np.uint32)
-            run(q, t, idx, job, k, slot_off, slots, dist, ref_start, ref_end, n_ops, threads)
+            res = run(q, t, idx, job, k, threads)
+            dist[idx] = res.dist
+            ref_start[idx] = res.ref_start
+            ref_end[idx] = res.ref_end
+            n_ops[idx] = res.n_ops
             if job.with_cigar:
-                pieces.append((idx, gather_ops(slots, slot_off[idx], n_ops[idx])))
+                pieces.append((idx, res.ops))
     offsets = np.zeros(npairs + 1, dtype=np.int64)
     np.cumsum(n_ops, out=offsets[1:])
     ops = np.zeros(int(offsets[-1]), dtype=np.uint32)
-    for idx, packed_ops in pieces:
+    for idx, batch_ops in pieces:
         counts = n_ops[idx]
-        starts = np.cumsum(counts) - counts
-        total = int(counts.sum())
-        within = np.arange(total, dtype=np.int64) - np.repeat(starts, counts)
-        ops[np.repeat(offsets[idx], counts) + within] = packed_ops
+        first = np.cumsum(counts) - counts
+        within = np.arange(batch_ops.shape[0], dtype=np.int64) - np.repeat(first, counts)
+        ops[np.repeat(offsets[idx], counts) + within] = batch_ops
     mode = "infix" if job.infix else "global"
     return AlignResult(dist, ref_start, ref_end, ops, offsets, mode, name)

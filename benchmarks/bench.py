@@ -1,0 +1,322 @@
+"""Side-by-side benchmark: readalign's kernels and API against edlib and WFA2 on every core.
+
+One run, one table. Workloads: reads of each ``--lengths`` against windows
+20 bp longer (10 bp padding each side; 2% substitutions, 0.2% indels), with
+CIGAR and distance-only; the paper's 12,582,720 pairs of 32-character
+strings (``--paper``); the kernel ablation (warp vote on/off, k = 8/16/32)
+with the compiler's register and local-memory report (``--ablation``).
+
+    python benchmarks/bench.py --pairs 2000000 --paper --ablation --json out.json
+
+GCUPS counts cells as read length x window length. Peers run through a
+process pool on every host core over the same pairs: edlib (infix ``HW``,
+path) and, when installed, pywfa (WFA2, ends-free on the window, unit costs
+as mismatch 1 / gap-open 0 / gap-extend 1, CIGAR).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import platform
+import subprocess
+import time
+
+import numpy as np
+
+import readalign
+from readalign import backends
+from readalign.encoding import pack_dna
+from readalign.engine import Job, length_order
+
+ACGT = np.frombuffer(b"ACGT", dtype=np.uint8)
+
+
+def simulate(count: int, read_len: int, pad: int, seed: int,
+             sub: float = 0.02, indel: float = 0.002) -> tuple[np.ndarray, np.ndarray]:
+    """Reads and windows as fixed-width ``S`` arrays (vectorised; no Python loop per read)."""
+    rng = np.random.default_rng(seed)
+    win_len = read_len + 2 * pad
+    windows = ACGT[rng.integers(0, 4, (count, win_len))]
+    reads = windows[:, pad:pad + read_len].copy()
+    flip = rng.random(reads.shape) < sub
+    reads[flip] = ACGT[(np.searchsorted(ACGT, reads[flip]) + rng.integers(1, 4, flip.sum())) % 4]
+    event = rng.random(reads.shape)
+    keep = np.where(event < indel / 2, 0, 1)          # deletion: drop the base
+    keep += (event > 1 - indel / 2).astype(np.int64)  # insertion: a second base after it
+    keep = keep.ravel()
+    flat = np.repeat(reads.ravel(), keep)
+    second = np.cumsum(keep)[keep == 2] - 1
+    flat[second] = ACGT[rng.integers(0, 4, second.size)]
+    keep = keep.reshape(reads.shape)
+    lens = keep.sum(axis=1)
+    width = int(lens.max())
+    grid = np.zeros((count, width), dtype=np.uint8)
+    grid[np.arange(width) < lens[:, None]] = flat
+    return grid.view(f"S{width}").ravel(), windows.view(f"S{win_len}").ravel()
+
+
+def cells(reads: np.ndarray, windows: np.ndarray) -> int:
+    q = pack_dna(reads)
+    t = pack_dna(windows)
+    return int((q.lengths * t.lengths).sum())
+
+
+# ---- peers (module-level so the process pool can pickle them) --------------------------------
+_PEER_DATA: dict = {}
+
+
+def _edlib_chunk(bounds):
+    import edlib
+
+    reads, windows = _PEER_DATA["reads"], _PEER_DATA["windows"]
+    out = 0
+    for i in range(*bounds):
+        out += edlib.align(reads[i], windows[i], mode="HW", task="path")["editDistance"]
+    return out
+
+
+def _wfa_chunk(bounds):
+    from pywfa import WavefrontAligner
+
+    reads, windows = _PEER_DATA["reads"], _PEER_DATA["windows"]
+    out = 0
+    aligner = None
+    for i in range(*bounds):
+        w = windows[i]
+        aligner = WavefrontAligner(reads[i], span="ends-free", mismatch=1, gap_opening=0,
+                                   gap_extension=1, pattern_begin_free=0, pattern_end_free=0,
+                                   text_begin_free=len(w), text_end_free=len(w))
+        res = aligner(w, clip_cigar=False)
+        out -= res.score
+    return out
+
+
+def run_peer(name: str, reads: list[str], windows: list[str], workers: int) -> float | None:
+    """Seconds for a peer over all pairs on ``workers`` processes (None if unavailable)."""
+    try:
+        __import__({"edlib": "edlib", "wfa2": "pywfa"}[name])
+    except ImportError:
+        return None
+    _PEER_DATA["reads"], _PEER_DATA["windows"] = reads, windows
+    chunk = max(1, len(reads) // (workers * 16))
+    tasks = [(lo, min(lo + chunk, len(reads))) for lo in range(0, len(reads), chunk)]
+    fn = _edlib_chunk if name == "edlib" else _wfa_chunk
+    ctx = mp.get_context("fork")
+    with ctx.Pool(workers) as pool:
+        pool.map(fn, tasks[:workers])  # warm the workers
+        t0 = time.perf_counter()
+        pool.map(fn, tasks)
+        return time.perf_counter() - t0
+
+
+# ---- readalign -----------------------------------------------------------------------------
+def time_api(reads, windows, mode: str, cigar: bool, backend: str, repeats: int = 3) -> float:
+    """Best-of wall time through ``readalign.align`` (host arrays in, result arrays out)."""
+    readalign.align(reads[:1000], windows[:1000], mode=mode, cigar=cigar, backend=backend)
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        readalign.align(reads, windows, mode=mode, cigar=cigar, backend=backend)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def time_kernels(reads, windows, infix: bool, cigar: bool, k: int = 8, vote: bool = True,
+                 repeats: int = 5) -> dict:
+    """Kernel-only time (CUDA events) with the pairs resident on the device, one batch."""
+    from numba import cuda
+
+    from readalign import cuda_backend
+    from readalign.kernels.cuda import BOUNDARY_DTYPE, boundary_elements, kernels
+
+    fwd, tb, _ = kernels(k, vote)
+    q, t = pack_dna(reads), pack_dna(windows)
+    idx = length_order(q.lengths, t.lengths)
+    bounds = cuda_backend.device_batches(q.lengths[idx], t.lengths[idx], k, cigar)
+    lo, hi = bounds[0]
+    idx = idx[lo:hi]
+    count = idx.shape[0]
+    qd, qo = cuda_backend._packed_slice(q, idx)
+    td, to = cuda_backend._packed_slice(t, idx)
+    rows, cols = boundary_elements(int(np.diff(qo).max()), int(np.diff(to).max()), k)
+    d = {name: cuda.to_device(a) for name, a in (("q", qd), ("qo", qo), ("t", td), ("to", to))}
+    rbuf = cuda.device_array(rows * count if cigar else 1, BOUNDARY_DTYPE)
+    cbuf = cuda.device_array(cols * count if cigar else 1, BOUNDARY_DTYPE)
+    dist = cuda.device_array(count, np.int32)
+    end = cuda.device_array(count, np.int64)
+    blocks = (count + cuda_backend.THREADS_PER_BLOCK - 1) // cuda_backend.THREADS_PER_BLOCK
+    launch = (blocks, cuda_backend.THREADS_PER_BLOCK)
+    job = Job(infix, -1, 4, False, cigar, k)
+
+    def forward():
+        fwd[launch](d["q"], d["qo"], d["t"], d["to"], job.infix, -1, 4, cigar, rbuf, cbuf, dist, end)
+
+    forward()
+    cuda.synchronize()
+    h_dist = dist.copy_to_host()
+    cap = 2 * h_dist.astype(np.int64) + 1
+    off = cuda.to_device(np.cumsum(cap) - cap)
+    out = cuda.device_array(int(cap.sum()), np.uint32)
+    start = cuda.device_array(count, np.int64)
+    nops = cuda.device_array(count, np.int64)
+
+    def traceback():
+        tb[launch](d["q"], d["qo"], d["t"], d["to"], job.infix, 4, False, rbuf, cbuf, dist, end,
+                   off, out, start, nops)
+
+    if cigar:
+        traceback()
+    cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        e0, e1, e2 = cuda.event(), cuda.event(), cuda.event()
+        e0.record()
+        forward()
+        e1.record()
+        if cigar:
+            traceback()
+        e2.record()
+        e2.synchronize()
+        times.append((cuda.event_elapsed_time(e0, e1) / 1e3, cuda.event_elapsed_time(e1, e2) / 1e3))
+    f, b = np.median([x[0] for x in times]), np.median([x[1] for x in times])
+    used_cells = int((np.diff(qo) * np.diff(to)).sum())
+    report = {"pairs": count, "cells": used_cells, "forward_s": f, "traceback_s": b,
+              "seconds": f + b}
+    for name, kern in (("forward", fwd), ("traceback", tb)):
+        for attr in ("get_regs_per_thread", "get_local_mem_per_thread"):
+            try:
+                val = getattr(kern, attr)()
+                report[f"{name}_{attr[4:]}"] = val if not isinstance(val, dict) else list(val.values())
+            except Exception as exc:  # report what the compiler would not say
+                report[f"{name}_{attr[4:]}"] = f"n/a ({type(exc).__name__})"
+    return report
+
+
+def device_name() -> str:
+    ok, why = backends.cuda_status()
+    cpu = platform.processor() or platform.machine()
+    try:
+        model = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                     if line.startswith("model name"))
+        cpu = model
+    except (OSError, StopIteration):
+        pass
+    return f"{why if ok else 'no GPU'}; host {os.cpu_count()} cores ({cpu})"
+
+
+def row(table: list, name: str, pairs: int, ncells: int, seconds: float | None, **extra) -> dict:
+    rec = {"name": name, "pairs": pairs, "cells": ncells, "seconds": seconds,
+           "pairs_per_s": pairs / seconds if seconds else None,
+           "gcups": ncells / seconds / 1e9 if seconds else None, **extra}
+    table.append(rec)
+    return rec
+
+
+def print_table(table: list, peers: dict) -> None:
+    head = f"{'workload':<44}{'pairs':>11}{'seconds':>10}{'pairs/s':>14}{'GCUPS':>9}"
+    for p in peers:
+        head += f"{'x ' + p:>11}"
+    print(head)
+    for rec in table:
+        if rec["seconds"] is None:
+            print(f"{rec['name']:<44}{rec['pairs']:>11}{'n/a':>10}")
+            continue
+        line = (f"{rec['name']:<44}{rec['pairs']:>11}{rec['seconds']:>10.3f}"
+                f"{rec['pairs_per_s']:>14,.0f}{rec['gcups']:>9.1f}")
+        group = rec.get("group")
+        for p in peers:
+            base = peers[p].get(group)
+            line += f"{rec['pairs_per_s'] / base:>11.1f}" if base else f"{'':>11}"
+        print(line)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pairs", type=int, default=200_000, help="pairs per read length")
+    ap.add_argument("--lengths", default="100,150,250", help="read lengths (comma-separated)")
+    ap.add_argument("--peer-pairs", type=int, default=None,
+                    help="pairs given to each CPU peer (default: --pairs)")
+    ap.add_argument("--cpu-pairs", type=int, default=20_000,
+                    help="pairs for readalign's own CPU backend (0: skip)")
+    ap.add_argument("--workers", type=int, default=os.cpu_count(), help="peer processes")
+    ap.add_argument("--paper", action="store_true", help="12,582,720 pairs of 32-char strings")
+    ap.add_argument("--paper-pairs", type=int, default=12_582_720)
+    ap.add_argument("--ablation", action="store_true", help="warp vote on/off, k = 8/16/32")
+    ap.add_argument("--json", help="write every number here")
+    args = ap.parse_args()
+
+    gpu = backends.cuda_status()[0]
+    table: list = []
+    peers: dict = {"edlib": {}, "wfa2": {}}
+    print(f"device: {device_name()}", flush=True)
+    for L in (int(x) for x in args.lengths.split(",")):
+        reads, windows = simulate(args.pairs, L, 10, seed=L)
+        nc = cells(reads, windows)
+        group = f"{L}bp"
+        npeer = min(args.peer_pairs or args.pairs, args.pairs)
+        pr = [r.decode() for r in reads[:npeer].tolist()]
+        pw = [w.decode() for w in windows[:npeer].tolist()]
+        pc = nc * npeer // args.pairs
+        for peer in peers:
+            sec = run_peer(peer, pr, pw, args.workers)
+            rec = row(table, f"{group} {peer} ({args.workers} procs, CIGAR)", npeer, pc, sec,
+                      group=group)
+            if sec:
+                peers[peer][group] = rec["pairs_per_s"]
+        if gpu:
+            for cigar in (True, False):
+                kind = "CIGAR" if cigar else "distance"
+                kr = time_kernels(reads, windows, True, cigar)
+                row(table, f"{group} readalign GPU kernel-only ({kind})", kr["pairs"], kr["cells"],
+                    kr["seconds"], group=group, detail=kr)
+                sec = time_api(reads, windows, "infix", cigar, "cuda")
+                row(table, f"{group} readalign GPU API ({kind})", args.pairs, nc, sec, group=group)
+        if args.cpu_pairs:
+            n = min(args.cpu_pairs, args.pairs)
+            sec = time_api(reads[:n], windows[:n], "infix", True, "cpu", repeats=1)
+            row(table, f"{group} readalign CPU API ({os.cpu_count()} thr, CIGAR)", n,
+                nc * n // args.pairs, sec, group=group)
+        print_table(table, peers)
+        print(flush=True)
+    if args.paper:
+        rng = np.random.default_rng(32)
+        a = ACGT[rng.integers(0, 4, (args.paper_pairs, 32))].view("S32").ravel()
+        b = ACGT[rng.integers(0, 4, (args.paper_pairs, 32))].view("S32").ravel()
+        nc = args.paper_pairs * 32 * 32
+        if gpu:
+            kr = time_kernels(a, b, False, True)
+            row(table, "paper 32x32 GPU kernel-only (global, CIGAR)", kr["pairs"], kr["cells"],
+                kr["seconds"], group="paper", detail=kr)
+            sec = time_api(a, b, "global", True, "cuda", repeats=2)
+            rec = row(table, "paper 32x32 GPU API (global, CIGAR)", args.paper_pairs, nc, sec,
+                      group="paper")
+            rec["speedup_vs_gtx275_6.95s"] = 6.95 * (12_582_720 / args.paper_pairs) / sec
+            print(f"paper workload: {sec:.3f} s for {args.paper_pairs} pairs = "
+                  f"{rec['speedup_vs_gtx275_6.95s']:.0f}x the paper's 6.95 s")
+    if args.ablation and gpu:
+        reads, windows = simulate(min(args.pairs, 1_000_000), 150, 10, seed=7)
+        for k in (8, 16, 32):
+            for vote in (True, False):
+                kr = time_kernels(reads, windows, True, True, k=k, vote=vote)
+                row(table, f"ablation 150bp k={k} vote={'on' if vote else 'off'}", kr["pairs"],
+                    kr["cells"], kr["seconds"], group="ablation", detail=kr)
+                print(f"k={k:<3} vote={'on ' if vote else 'off'} fwd {kr['forward_s']*1e3:8.2f} ms"
+                      f"  tb {kr['traceback_s']*1e3:8.2f} ms  regs fwd/tb "
+                      f"{kr['forward_regs_per_thread']}/{kr['traceback_regs_per_thread']}  local "
+                      f"fwd/tb {kr['forward_local_mem_per_thread']}/{kr['traceback_local_mem_per_thread']}",
+                      flush=True)
+    print()
+    print_table(table, peers)
+    if args.json:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True).stdout.strip()
+        with open(args.json, "w") as fh:
+            json.dump({"device": device_name(), "commit": commit, "args": vars(args),
+                       "rows": table}, fh, indent=1, default=str)
+
+
+if __name__ == "__main__":
+    main()

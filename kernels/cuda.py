@@ -1,0 +1,102 @@
+"""CUDA kernels: one thread per pair, driving the per-pair functions of :mod:`.quadrant`.
+
+Quadrant boundaries live in global memory, interleaved so that lane ``p``
+reads element ``e`` at ``e * batch + p`` (coalesced across a warp). The
+working row and the quadrant under traceback are thread-local; the K cells
+of a strip are compile-time sized so they can stay in registers.
+
+The warp vote (``all_sync(activemask(), done)``) sits in :func:`vote_helper`;
+under the CUDA simulator, which lacks warp intrinsics, each lane votes alone.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from numba import config, cuda, int16, int32
+
+from .quadrant import build
+
+MAX_WINDOW = 1024
+"""Longest window (and read) the GPU kernels take; longer pairs run on the CPU."""
+
+
+def vote_helper(enabled: bool = True):
+    """The warp-vote device function: all active lanes done? (``enabled=False``: never)."""
+    if not enabled:
+        @cuda.jit(device=True)
+        def never(done):
+            return False
+        return never
+    if config.ENABLE_CUDASIM:
+        @cuda.jit(device=True)
+        def alone(done):
+            return done
+        return alone
+
+    @cuda.jit(device=True)
+    def warp_all(done):
+        return cuda.all_sync(cuda.activemask(), done)
+    return warp_all
+
+
+@lru_cache(maxsize=None)
+def kernels(K: int, vote: bool = True):
+    """Compile (lazily, once) the forward and traceback kernels for quadrant size ``K``."""
+    ns = build(cuda.jit(device=True), vote_helper(vote), K)
+    forward = ns.forward
+    traceback = ns.traceback
+    KK = K + 1
+    ROW = MAX_WINDOW + 1
+
+    @cuda.jit
+    def forward_kernel(q, qoff, t, toff, infix, max_dist, n_code, store, rbuf, cbuf,
+                       dist, end_col):
+        """Distances and end columns; boundaries to ``rbuf``/``cbuf`` when ``store``."""
+        p = cuda.grid(1)
+        B = dist.shape[0]
+        if p >= B:
+            return
+        row = cuda.local.array(ROW, int16)
+        strip = cuda.local.array(K, int32)
+        qk = cuda.local.array(K, int32)
+        qb = qoff[p]
+        tb = toff[p]
+        d, e = forward(q, qb, 1, qoff[p + 1] - qb, t, tb, 1, toff[p + 1] - tb, infix,
+                       max_dist, n_code, store, row, 0, 1, rbuf, p, B, cbuf, p, B, strip, qk)
+        dist[p] = d
+        end_col[p] = e
+
+    @cuda.jit
+    def traceback_kernel(q, qoff, t, toff, infix, n_code, eqx, rbuf, cbuf, dist, end_col,
+                         out_off, out, ref_start, n_ops):
+        """CIGAR runs for every aligned pair into ``out[out_off[p]:]``."""
+        p = cuda.grid(1)
+        B = dist.shape[0]
+        if p >= B:
+            return
+        if dist[p] < 0:
+            ref_start[p] = -1
+            n_ops[p] = 0
+            return
+        quad = cuda.local.array(KK * KK, int16)
+        qb = qoff[p]
+        tb = toff[p]
+        s, k = traceback(q, qb, 1, qoff[p + 1] - qb, t, tb, 1, toff[p + 1] - tb, infix,
+                         n_code, eqx, end_col[p], rbuf, p, B, cbuf, p, B, quad,
+                         out, out_off[p], 1)
+        ref_start[p] = s
+        n_ops[p] = k
+
+    return forward_kernel, traceback_kernel, ns
+
+
+def boundary_elements(m_max: int, n_max: int, K: int) -> tuple[int, int]:
+    """Per-lane boundary-row and boundary-column elements for a batch's longest pair."""
+    from .quadrant import boundary_col_size, boundary_row_size
+
+    return boundary_row_size(m_max, n_max, K), boundary_col_size(m_max, n_max, K)
+
+
+BOUNDARY_DTYPE = np.int16

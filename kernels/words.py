@@ -1,0 +1,339 @@
+"""Distance-only Levenshtein for word lists, written once for CPU and GPU.
+
+:func:`build` takes the decorator that compiles a device-level function
+(``numba.njit`` for the CPU, ``numba.cuda.jit(device=True)`` for the GPU) and
+returns plain per-pair functions: no traceback, no Python objects, scratch
+passed in as arguments. The module then builds the CPU flavour and the
+multi-core drivers that generate the (i, j) pairs of two packed lists.
+
+Per-pair methods (global unit-cost edit distance, symmetric in its inputs):
+
+* **Bit-parallel** (Myers 1999 in Hyyrö's formulation) when the *pattern*
+  (one side of the pair) has at most 64 symbols; the other side, the text,
+  may be any length. One 64-bit step per text symbol. The match masks
+  ``Peq[c]`` of the pattern come from one of three sources:
+
+  - ``table``: a table indexed by symbol code (codes must be dense, e.g.
+    remapped to ``0..A-1``). Filled in O(m) by :func:`peq_set` and reset in
+    O(m) by :func:`peq_clear`, so one zeroed table serves every pattern;
+  - ``sorted``: the pattern's distinct symbols, sorted, with their masks
+    (two scratch arrays of 64); each text symbol is a binary search;
+  - ``scan``: no scratch at all; each text symbol is compared with every
+    pattern symbol (branch-free, uniform across a warp).
+
+* **DP row** for pairs whose both sides exceed 64 symbols: one row of
+  ``n + 1`` cells.
+
+``max_dist`` (``-1`` = no limit) abandons a pair as soon as its distance
+must exceed it. Every function then returns ``max_dist + 1`` for such a
+pair, so the results are ``min(distance, max_dist + 1)``: the same clipping
+rapidfuzz applies with ``score_cutoff``.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+from numba import njit, prange
+
+WORD_BITS = 64
+"""Longest pattern the bit-parallel method handles in one machine word."""
+
+PEQ_TABLE = 0
+PEQ_SORTED = 1
+PEQ_SCAN = 2
+PEQ_MODES = {"table": PEQ_TABLE, "sorted": PEQ_SORTED, "scan": PEQ_SCAN}
+
+
+def build(device_jit) -> SimpleNamespace:
+    """Compile the per-pair distance functions with ``device_jit``."""
+    ZERO = np.uint64(0)
+    ONE = np.uint64(1)
+    ALL = ~np.uint64(0)
+
+    @device_jit
+    def clip(d, max_dist):
+        """``max_dist + 1`` for a distance past the limit, else ``d``."""
+        if max_dist >= 0 and d > max_dist:
+            return max_dist + 1
+        return d
+
+    @device_jit
+    def hopeless(m, n, max_dist):
+        """True when the length difference alone exceeds the limit."""
+        return max_dist >= 0 and abs(m - n) > max_dist
+
+    @device_jit
+    def step(eq, pv, mv, hb):
+        """One text symbol: new vertical deltas and the change of the last row's score."""
+        xv = eq | mv
+        xh = (((eq & pv) + pv) ^ pv) | eq
+        ph = mv | ~(xh | pv)
+        mh = pv & xh
+        d = np.int32((ph & hb) != ZERO) - np.int32((mh & hb) != ZERO)
+        ph = (ph << ONE) | ONE
+        mh = mh << ONE
+        return mh | ~(xv | ph), ph & xv, d
+
+    @device_jit
+    def give_up(score, left, max_dist):
+        """The score can fall by at most one per remaining text symbol."""
+        return max_dist >= 0 and score - left > max_dist
+
+    @device_jit
+    def peq_set(peq, pb, p, ob, m):
+        """OR the pattern's bit k into ``peq[pb + p[k]]`` for every k (table mode)."""
+        for k in range(m):
+            c = p[ob + k]
+            peq[pb + c] |= ONE << np.uint64(k)
+
+    @device_jit
+    def peq_clear(peq, pb, p, ob, m):
+        """Zero the table entries :func:`peq_set` touched."""
+        for k in range(m):
+            peq[pb + p[ob + k]] = ZERO
+
+    @device_jit
+    def myers_table(peq, pb, m, t, tb, n, max_dist):
+        """Distance of a pattern (in ``peq``, m <= 64 symbols) to ``t[tb:tb+n]``."""
+        if m == 0 or n == 0:
+            return clip(m + n, max_dist)
+        if hopeless(m, n, max_dist):
+            return max_dist + 1
+        hb = ONE << np.uint64(m - 1)
+        pv = ALL
+        mv = ZERO
+        score = m
+        for j in range(n):
+            pv, mv, d = step(peq[pb + t[tb + j]], pv, mv, hb)
+            score += d
+            if give_up(score, n - 1 - j, max_dist):
+                return max_dist + 1
+        return score
+
+    @device_jit
+    def peq_sorted(p, ob, m, syms, masks):
+        """Sorted distinct symbols of the pattern and their masks; returns their count."""
+        u = 0
+        for k in range(m):
+            c = p[ob + k]
+            pos = 0
+            while pos < u and syms[pos] < c:
+                pos += 1
+            if pos < u and syms[pos] == c:
+                masks[pos] |= ONE << np.uint64(k)
+            else:
+                for x in range(u, pos, -1):
+                    syms[x] = syms[x - 1]
+                    masks[x] = masks[x - 1]
+                syms[pos] = c
+                masks[pos] = ONE << np.uint64(k)
+                u += 1
+        return u
+
+    @device_jit
+    def lookup_sorted(syms, masks, u, c):
+        """Binary search for ``c`` among ``u`` sorted symbols; its mask or 0."""
+        lo = 0
+        hi = u
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if syms[mid] < c:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < u and syms[lo] == c:
+            return masks[lo]
+        return ZERO
+
+    @device_jit
+    def myers_sorted(syms, masks, u, m, t, tb, n, max_dist):
+        """As :func:`myers_table`, masks from :func:`peq_sorted`."""
+        if m == 0 or n == 0:
+            return clip(m + n, max_dist)
+        if hopeless(m, n, max_dist):
+            return max_dist + 1
+        hb = ONE << np.uint64(m - 1)
+        pv = ALL
+        mv = ZERO
+        score = m
+        for j in range(n):
+            pv, mv, d = step(lookup_sorted(syms, masks, u, t[tb + j]), pv, mv, hb)
+            score += d
+            if give_up(score, n - 1 - j, max_dist):
+                return max_dist + 1
+        return score
+
+    @device_jit
+    def myers_scan(p, ob, m, t, tb, n, max_dist):
+        """As :func:`myers_table`, each mask built by comparing with every pattern symbol."""
+        if m == 0 or n == 0:
+            return clip(m + n, max_dist)
+        if hopeless(m, n, max_dist):
+            return max_dist + 1
+        hb = ONE << np.uint64(m - 1)
+        pv = ALL
+        mv = ZERO
+        score = m
+        for j in range(n):
+            c = t[tb + j]
+            eq = ZERO
+            for k in range(m):
+                eq |= np.uint64(p[ob + k] == c) << np.uint64(k)
+            pv, mv, d = step(eq, pv, mv, hb)
+            score += d
+            if give_up(score, n - 1 - j, max_dist):
+                return max_dist + 1
+        return score
+
+    @device_jit
+    def dp_row(a, ab, m, b, bb, n, row, rb, max_dist):
+        """Distance by one DP row over ``b`` (``row`` holds n+1 cells); any lengths.
+
+        With a limit, a row is abandoned when every cell plus the length
+        difference still to cover exceeds it.
+        """
+        if m == 0 or n == 0:
+            return clip(m + n, max_dist)
+        if hopeless(m, n, max_dist):
+            return max_dist + 1
+        for j in range(n + 1):
+            row[rb + j] = j
+        for i in range(1, m + 1):
+            ai = a[ab + i - 1]
+            diag = row[rb]
+            row[rb] = i
+            low = i + abs((m - i) - n)
+            for j in range(1, n + 1):
+                up = row[rb + j]
+                v = min(diag + np.int32(ai != b[bb + j - 1]), min(up, row[rb + j - 1]) + 1)
+                diag = up
+                row[rb + j] = v
+                low = min(low, v + abs((m - i) - (n - j)))
+            if max_dist >= 0 and low > max_dist:
+                return max_dist + 1
+        return clip(row[rb + n], max_dist)
+
+    @device_jit
+    def pair_generic(a, ab, m, b, bb, n, syms, masks, row, rb, max_dist, sorted_peq):
+        """Distance of one pair without a symbol table (the GPU's any-alphabet path).
+
+        Bit-parallel with the shorter side as pattern when it has <= 64
+        symbols (``sorted`` or ``scan`` masks), else the DP row (``row``
+        needs ``min(m, n) + 1`` cells).
+        """
+        if m > n:
+            a, ab, m, b, bb, n = b, bb, n, a, ab, m
+        if m <= WORD_BITS:
+            if sorted_peq:
+                u = peq_sorted(a, ab, m, syms, masks)
+                return myers_sorted(syms, masks, u, m, b, bb, n, max_dist)
+            return myers_scan(a, ab, m, b, bb, n, max_dist)
+        return dp_row(b, bb, n, a, ab, m, row, rb, max_dist)
+
+    return SimpleNamespace(
+        clip=clip, step=step, peq_set=peq_set, peq_clear=peq_clear, myers_table=myers_table,
+        peq_sorted=peq_sorted, lookup_sorted=lookup_sorted, myers_sorted=myers_sorted,
+        myers_scan=myers_scan, dp_row=dp_row, pair_generic=pair_generic,
+    )
+
+
+_cpu = build(njit(cache=False))
+_peq_set = _cpu.peq_set
+_peq_clear = _cpu.peq_clear
+_myers_table = _cpu.myers_table
+_dp_row = _cpu.dp_row
+_pair_generic = _cpu.pair_generic
+
+
+@njit(cache=True)
+def _pair_table(qd, qb, m, cd, cb, n, peq, row, max_dist):
+    """One pair on the CPU: the query's masks are already in ``peq`` when m <= 64."""
+    if m <= WORD_BITS:
+        return _myers_table(peq, 0, m, cd, cb, n, max_dist)
+    if n <= WORD_BITS:
+        _peq_set(peq, 0, cd, cb, n)
+        d = _myers_table(peq, 0, n, qd, qb, m, max_dist)
+        _peq_clear(peq, 0, cd, cb, n)
+        return d
+    return _dp_row(qd, qb, m, cd, cb, n, row, 0, max_dist)
+
+
+@njit(parallel=True, cache=True)
+def dense_rows(qd, qo, cd, co, rows, bounds, row0, upper, max_dist, alphabet, maxlen,
+               peq_mode, out):
+    """Fill ``out[i - row0, j]`` for every query row ``i`` in ``rows`` and every choice j.
+
+    ``rows[bounds[c]:bounds[c+1]]`` is the share of parallel task c (each
+    task allocates its scratch once). With ``upper`` (queries are the
+    choices) only ``j > i`` is computed; other cells are left untouched.
+    ``qd``/``cd`` hold symbol codes below ``alphabet`` (needed for the
+    ``table`` mode); ``maxlen`` is the longest string of either list.
+    """
+    ntasks = bounds.shape[0] - 1
+    nc = co.shape[0] - 1
+    for c in prange(ntasks):
+        peq = np.zeros(alphabet if peq_mode == PEQ_TABLE else 1, np.uint64)
+        syms = np.zeros(WORD_BITS, qd.dtype)
+        masks = np.zeros(WORD_BITS, np.uint64)
+        row = np.empty(maxlen + 1, np.int32)
+        for x in range(bounds[c], bounds[c + 1]):
+            i = rows[x]
+            qb = qo[i]
+            m = qo[i + 1] - qb
+            r = i - row0
+            table = peq_mode == PEQ_TABLE and m <= WORD_BITS
+            if table:
+                _peq_set(peq, 0, qd, qb, m)
+            for j in range(i + 1 if upper else 0, nc):
+                cb = co[j]
+                n = co[j + 1] - cb
+                if peq_mode == PEQ_TABLE:
+                    d = _pair_table(qd, qb, m, cd, cb, n, peq, row, max_dist)
+                else:
+                    d = _pair_generic(qd, qb, m, cd, cb, n, syms, masks, row, 0, max_dist,
+                                      peq_mode == PEQ_SORTED)
+                out[r, j] = d
+            if table:
+                _peq_clear(peq, 0, qd, qb, m)
+
+
+@njit(parallel=True, cache=True)
+def count_within(block, row0, upper, max_dist, counts):
+    """``counts[r]``: cells of block row r within ``max_dist`` (j > row0 + r with ``upper``)."""
+    for r in prange(block.shape[0]):
+        k = 0
+        for j in range(row0 + r + 1 if upper else 0, block.shape[1]):
+            k += block[r, j] <= max_dist
+        counts[r] = k
+
+
+@njit(parallel=True, cache=True)
+def fill_within(block, row0, upper, max_dist, starts, ii, jj, dd):
+    """Write the cells :func:`count_within` counted as ``(i, j, d)`` from ``starts[r]``."""
+    for r in prange(block.shape[0]):
+        k = starts[r]
+        for j in range(row0 + r + 1 if upper else 0, block.shape[1]):
+            v = block[r, j]
+            if v <= max_dist:
+                ii[k] = row0 + r
+                jj[k] = j
+                dd[k] = v
+                k += 1
+
+
+@njit(parallel=True, cache=True)
+def mirror_upper(out, tile):
+    """Copy the upper triangle onto the lower one and zero the diagonal (square ``out``)."""
+    n = out.shape[0]
+    nt = (n + tile - 1) // tile
+    for bi in prange(nt):
+        i0 = bi * tile
+        for bj in range(bi + 1):
+            j0 = bj * tile
+            for i in range(i0, min(i0 + tile, n)):
+                for j in range(j0, min(j0 + tile, i)):
+                    out[i, j] = out[j, i]
+        for i in range(i0, min(i0 + tile, n)):
+            out[i, i] = 0
