@@ -29,7 +29,7 @@ import numpy as np
 import readalign
 from readalign import backends
 from readalign.encoding import pack_dna
-from readalign.engine import Job, length_order
+from readalign.engine import length_order
 
 ACGT = np.frombuffer(b"ACGT", dtype=np.uint8)
 
@@ -126,46 +126,42 @@ def time_api(reads, windows, mode: str, cigar: bool, backend: str, repeats: int 
 
 def time_kernels(reads, windows, infix: bool, cigar: bool, k: int = 8, vote: bool = True,
                  repeats: int = 5) -> dict:
-    """Kernel-only time (CUDA events) with the pairs resident on the device, one batch."""
+    """Kernel-only time (CUDA events) with the pairs resident on the device (first device batch)."""
     from numba import cuda
+    from readalign.kernels.cuda import BOUNDARY_DTYPE, boundary_elements, kernels
 
     from readalign import cuda_backend
-    from readalign.kernels.cuda import BOUNDARY_DTYPE, boundary_elements, kernels
 
     fwd, tb, _ = kernels(k, vote)
     q, t = pack_dna(reads), pack_dna(windows)
     idx = length_order(q.lengths, t.lengths)
-    bounds = cuda_backend.device_batches(q.lengths[idx], t.lengths[idx], k, cigar)
-    lo, hi = bounds[0]
-    idx = idx[lo:hi]
-    count = idx.shape[0]
-    qd, qo = cuda_backend._packed_slice(q, idx)
-    td, to = cuda_backend._packed_slice(t, idx)
-    rows, cols = boundary_elements(int(np.diff(qo).max()), int(np.diff(to).max()), k)
-    d = {name: cuda.to_device(a) for name, a in (("q", qd), ("qo", qo), ("t", td), ("to", to))}
+    m, n = q.lengths[idx], t.lengths[idx]
+    lo, hi = cuda_backend.device_batches(m, n, k, cigar)[0]
+    count = hi - lo
+    stream = cuda.default_stream()
+    dev = cuda_backend._upload(q, t, idx[lo:hi], stream)
+    seqs = (dev["q"], dev["qo"], dev["t"], dev["to"], dev["order"])
+    rows, cols = boundary_elements(int(m[lo:hi].max()), int(n[lo:hi].max()), k)
     rbuf = cuda.device_array(rows * count if cigar else 1, BOUNDARY_DTYPE)
     cbuf = cuda.device_array(cols * count if cigar else 1, BOUNDARY_DTYPE)
     dist = cuda.device_array(count, np.int32)
     end = cuda.device_array(count, np.int64)
-    blocks = (count + cuda_backend.THREADS_PER_BLOCK - 1) // cuda_backend.THREADS_PER_BLOCK
-    launch = (blocks, cuda_backend.THREADS_PER_BLOCK)
-    job = Job(infix, -1, 4, False, cigar, k)
+    launch = ((count + cuda_backend.THREADS_PER_BLOCK - 1) // cuda_backend.THREADS_PER_BLOCK,
+              cuda_backend.THREADS_PER_BLOCK)
 
     def forward():
-        fwd[launch](d["q"], d["qo"], d["t"], d["to"], job.infix, -1, 4, cigar, rbuf, cbuf, dist, end)
+        fwd[launch](*seqs, infix, -1, 4, cigar, rbuf, cbuf, dist, end)
 
     forward()
     cuda.synchronize()
-    h_dist = dist.copy_to_host()
-    cap = 2 * h_dist.astype(np.int64) + 1
+    cap = 2 * dist.copy_to_host().astype(np.int64) + 1
     off = cuda.to_device(np.cumsum(cap) - cap)
     out = cuda.device_array(int(cap.sum()), np.uint32)
     start = cuda.device_array(count, np.int64)
     nops = cuda.device_array(count, np.int64)
 
     def traceback():
-        tb[launch](d["q"], d["qo"], d["t"], d["to"], job.infix, 4, False, rbuf, cbuf, dist, end,
-                   off, out, start, nops)
+        tb[launch](*seqs, infix, 4, False, rbuf, cbuf, dist, end, off, out, start, nops)
 
     if cigar:
         traceback()
@@ -182,7 +178,7 @@ def time_kernels(reads, windows, infix: bool, cigar: bool, k: int = 8, vote: boo
         e2.synchronize()
         times.append((cuda.event_elapsed_time(e0, e1) / 1e3, cuda.event_elapsed_time(e1, e2) / 1e3))
     f, b = np.median([x[0] for x in times]), np.median([x[1] for x in times])
-    used_cells = int((np.diff(qo) * np.diff(to)).sum())
+    used_cells = int((m[lo:hi] * n[lo:hi]).sum())
     report = {"pairs": count, "cells": used_cells, "forward_s": f, "traceback_s": b,
               "seconds": f + b}
     for name, kern in (("forward", fwd), ("traceback", tb)):
@@ -199,9 +195,8 @@ def device_name() -> str:
     ok, why = backends.cuda_status()
     cpu = platform.processor() or platform.machine()
     try:
-        model = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-                     if line.startswith("model name"))
-        cpu = model
+        with open("/proc/cpuinfo") as fh:
+            cpu = next(line.split(":", 1)[1].strip() for line in fh if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
     return f"{why if ok else 'no GPU'}; host {os.cpu_count()} cores ({cpu})"
@@ -306,7 +301,8 @@ def main() -> None:
                 print(f"k={k:<3} vote={'on ' if vote else 'off'} fwd {kr['forward_s']*1e3:8.2f} ms"
                       f"  tb {kr['traceback_s']*1e3:8.2f} ms  regs fwd/tb "
                       f"{kr['forward_regs_per_thread']}/{kr['traceback_regs_per_thread']}  local "
-                      f"fwd/tb {kr['forward_local_mem_per_thread']}/{kr['traceback_local_mem_per_thread']}",
+                      f"fwd/tb {kr['forward_local_mem_per_thread']}/"
+                      f"{kr['traceback_local_mem_per_thread']}",
                       flush=True)
     print()
     print_table(table, peers)

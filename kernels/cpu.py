@@ -6,7 +6,7 @@ scratch once, sized for its longest pair, and runs in parallel (``prange``).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from numba import njit, prange
@@ -20,7 +20,7 @@ def _vote_cpu(done):
     return done
 
 
-@lru_cache(maxsize=None)
+@cache
 def batch_driver(K: int):
     """Return the parallel batch function for quadrant size ``K`` (compiled once)."""
     ns = build(njit(cache=False), _vote_cpu, K)

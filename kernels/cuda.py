@@ -11,7 +11,7 @@ under the CUDA simulator, which lacks warp intrinsics, each lane votes alone.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from numba import config, cuda, int16, int32
@@ -41,19 +41,23 @@ def vote_helper(enabled: bool = True):
     return warp_all
 
 
-@lru_cache(maxsize=None)
+@cache
 def kernels(K: int, vote: bool = True):
     """Compile (lazily, once) the forward and traceback kernels for quadrant size ``K``."""
     ns = build(cuda.jit(device=True), vote_helper(vote), K)
     forward = ns.forward
     traceback = ns.traceback
-    KK = K + 1
+    QUAD = (K + 1) * (K + 1)
     ROW = MAX_WINDOW + 1
 
     @cuda.jit
-    def forward_kernel(q, qoff, t, toff, infix, max_dist, n_code, store, rbuf, cbuf,
+    def forward_kernel(q, qoff, t, toff, order, infix, max_dist, n_code, store, rbuf, cbuf,
                        dist, end_col):
-        """Distances and end columns; boundaries to ``rbuf``/``cbuf`` when ``store``."""
+        """Distances and end columns of pairs ``order[p]``; boundaries when ``store``.
+
+        Lane ``p`` takes pair ``order[p]`` (length-sorted, so a warp's lanes do
+        near-equal work); outputs are indexed by lane.
+        """
         p = cuda.grid(1)
         B = dist.shape[0]
         if p >= B:
@@ -61,17 +65,18 @@ def kernels(K: int, vote: bool = True):
         row = cuda.local.array(ROW, int16)
         strip = cuda.local.array(K, int32)
         qk = cuda.local.array(K, int32)
-        qb = qoff[p]
-        tb = toff[p]
-        d, e = forward(q, qb, 1, qoff[p + 1] - qb, t, tb, 1, toff[p + 1] - tb, infix,
+        pair = order[p]
+        qb = qoff[pair]
+        tb = toff[pair]
+        d, e = forward(q, qb, 1, qoff[pair + 1] - qb, t, tb, 1, toff[pair + 1] - tb, infix,
                        max_dist, n_code, store, row, 0, 1, rbuf, p, B, cbuf, p, B, strip, qk)
         dist[p] = d
         end_col[p] = e
 
     @cuda.jit
-    def traceback_kernel(q, qoff, t, toff, infix, n_code, eqx, rbuf, cbuf, dist, end_col,
-                         out_off, out, ref_start, n_ops):
-        """CIGAR runs for every aligned pair into ``out[out_off[p]:]``."""
+    def traceback_kernel(q, qoff, t, toff, order, infix, n_code, eqx, rbuf, cbuf, dist,
+                         end_col, out_off, out, ref_start, n_ops):
+        """CIGAR runs of lane ``p``'s pair ``order[p]`` into ``out[out_off[p]:]``."""
         p = cuda.grid(1)
         B = dist.shape[0]
         if p >= B:
@@ -80,10 +85,11 @@ def kernels(K: int, vote: bool = True):
             ref_start[p] = -1
             n_ops[p] = 0
             return
-        quad = cuda.local.array(KK * KK, int16)
-        qb = qoff[p]
-        tb = toff[p]
-        s, k = traceback(q, qb, 1, qoff[p + 1] - qb, t, tb, 1, toff[p + 1] - tb, infix,
+        quad = cuda.local.array(QUAD, int16)
+        pair = order[p]
+        qb = qoff[pair]
+        tb = toff[pair]
+        s, k = traceback(q, qb, 1, qoff[pair + 1] - qb, t, tb, 1, toff[pair + 1] - tb, infix,
                          n_code, eqx, end_col[p], rbuf, p, B, cbuf, p, B, quad,
                          out, out_off[p], 1)
         ref_start[p] = s

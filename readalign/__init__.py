@@ -9,6 +9,7 @@
 from .api import align, edit_distance
 from .errors import BackendUnavailableError, InputError, ReadalignError
 from .result import AlignResult
+from .words import SparseDistances, cdist
 
 __version__ = "0.1.0"
 
@@ -17,7 +18,9 @@ __all__ = [
     "BackendUnavailableError",
     "InputError",
     "ReadalignError",
+    "SparseDistances",
     "__version__",
     "align",
+    "cdist",
     "edit_distance",
 ]

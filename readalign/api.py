@@ -55,7 +55,8 @@ def edit_distance(a, b, max_distance: int | None = None, backend: str = "auto", 
 
     Strings compare by Unicode code point, bytes by byte value; no case
     folding. Distances above ``max_distance`` are -1. With ``cigar=True`` an
-    :class:`AlignResult` with alignments is returned instead.
+    :class:`AlignResult` with alignments is returned instead. For every
+    ``a`` against every ``b`` (a distance matrix) use :func:`readalign.cdist`.
     """
     job = Job(infix=False, max_distance=_check_max_distance(max_distance), n_code=NO_N,
               eqx=False, with_cigar=bool(cigar), k=8)

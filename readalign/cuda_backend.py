@@ -62,40 +62,30 @@ def device_batches(m: np.ndarray, n: np.ndarray, k: int, with_cigar: bool) -> li
     return bounds
 
 
-def _packed_slice(p: Packed, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The sequences ``idx`` as one contiguous code array (padded by one) plus offsets."""
-    starts = p.offsets[idx]
-    counts = p.offsets[idx + 1] - starts
-    offsets = np.zeros(idx.shape[0] + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    data = np.zeros(int(offsets[-1]) + 1, dtype=p.data.dtype)
-    data[:-1] = gather_slices(p.data, starts, counts)
-    return data, offsets
+def _upload(q: Packed, t: Packed, idx: np.ndarray, stream) -> dict:
+    """Copy the packed sequences and the length-sorted pair order to the device once."""
+    return {name: cuda.to_device(arr, stream=stream) for name, arr in
+            (("q", q.data), ("qo", q.offsets), ("t", t.data), ("to", t.offsets), ("order", idx))}
 
 
-def _run_device_batch(q: Packed, t: Packed, idx: np.ndarray, job, k: int) -> BatchResult:
+def _run_device_batch(dev: dict, lo: int, hi: int, m_max: int, n_max: int, job, k: int,
+                      stream) -> BatchResult:
+    """Align lanes ``lo:hi`` of the uploaded order: forward, slot sizing, traceback."""
     from .kernels.cuda import BOUNDARY_DTYPE, boundary_elements, kernels
 
     forward_kernel, traceback_kernel, _ = kernels(k)
-    count = idx.shape[0]
-    qd, qo = _packed_slice(q, idx)
-    td, to = _packed_slice(t, idx)
-    m_max = int(np.diff(qo).max())
-    n_max = int(np.diff(to).max())
+    count = hi - lo
+    order = dev["order"][lo:hi]
+    seqs = (dev["q"], dev["qo"], dev["t"], dev["to"], order)
     rows, cols = boundary_elements(m_max, n_max, k) if job.with_cigar else (1, 1)
-    stream = cuda.stream()
-    d_q = cuda.to_device(qd, stream=stream)
-    d_qo = cuda.to_device(qo, stream=stream)
-    d_t = cuda.to_device(td, stream=stream)
-    d_to = cuda.to_device(to, stream=stream)
-    d_rbuf = cuda.device_array(rows * count, dtype=BOUNDARY_DTYPE, stream=stream)
-    d_cbuf = cuda.device_array(cols * count, dtype=BOUNDARY_DTYPE, stream=stream)
+    d_rbuf = cuda.device_array(max(rows * count, 1), dtype=BOUNDARY_DTYPE, stream=stream)
+    d_cbuf = cuda.device_array(max(cols * count, 1), dtype=BOUNDARY_DTYPE, stream=stream)
     d_dist = cuda.device_array(count, dtype=np.int32, stream=stream)
     d_end = cuda.device_array(count, dtype=np.int64, stream=stream)
     blocks = (count + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
     forward_kernel[blocks, THREADS_PER_BLOCK, stream](
-        d_q, d_qo, d_t, d_to, job.infix, job.max_distance, job.n_code, job.with_cigar,
-        d_rbuf, d_cbuf, d_dist, d_end)
+        *seqs, job.infix, job.max_distance, job.n_code, job.with_cigar, d_rbuf, d_cbuf,
+        d_dist, d_end)
     dist = d_dist.copy_to_host(stream=stream)
     ref_end = d_end.copy_to_host(stream=stream)
     stream.synchronize()
@@ -111,8 +101,8 @@ def _run_device_batch(q: Packed, t: Packed, idx: np.ndarray, job, k: int) -> Bat
     d_start = cuda.device_array(count, dtype=np.int64, stream=stream)
     d_nops = cuda.device_array(count, dtype=np.int64, stream=stream)
     traceback_kernel[blocks, THREADS_PER_BLOCK, stream](
-        d_q, d_qo, d_t, d_to, job.infix, job.n_code, job.eqx, d_rbuf, d_cbuf, d_dist, d_end,
-        d_off, d_out, d_start, d_nops)
+        *seqs, job.infix, job.n_code, job.eqx, d_rbuf, d_cbuf, d_dist, d_end, d_off, d_out,
+        d_start, d_nops)
     out = d_out.copy_to_host(stream=stream)
     ref_start = d_start.copy_to_host(stream=stream)
     n_ops = d_nops.copy_to_host(stream=stream)
@@ -125,7 +115,10 @@ def align_batch(q: Packed, t: Packed, idx: np.ndarray, job, k: int,
     """Align the pairs ``idx`` (length-sorted) on the GPU; results in ``idx`` order."""
     m = q.lengths[idx]
     n = t.lengths[idx]
-    parts = [_run_device_batch(q, t, idx[lo:hi], job, k)
+    stream = cuda.stream()
+    dev = _upload(q, t, idx, stream)
+    parts = [_run_device_batch(dev, lo, hi, int(m[lo:hi].max()), int(n[lo:hi].max()), job, k,
+                               stream)
              for lo, hi in device_batches(m, n, k, job.with_cigar)]
     if len(parts) == 1:
         return parts[0]

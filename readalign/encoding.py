@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import hostkernels
+
 N_CODE = 4
 """DNA code of N (and of every non-ACGT symbol); it never matches."""
 NO_N = -1
@@ -81,21 +83,21 @@ def _with_pad(flat: np.ndarray) -> np.ndarray:
     return out
 
 
-def _fixed_width(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Symbols and offsets of a 1-D ``S``/``U`` array, without Python objects.
+def _fixed_width(arr: np.ndarray, table: np.ndarray | None) -> Packed:
+    """Pack a 1-D ``S``/``U`` array without Python objects, through ``table`` if given.
 
     numpy pads fixed-width strings with NULs, so a string's length is the
     position after its last non-NUL symbol.
     """
     width = arr.dtype.itemsize // (4 if arr.dtype.kind == "U" else 1)
     unit = np.uint32 if arr.dtype.kind == "U" else np.uint8
-    grid = np.ascontiguousarray(arr).view(unit).reshape(arr.shape[0], width)
-    nonzero = grid != 0
-    lengths = np.where(nonzero.any(axis=1), width - np.argmax(nonzero[:, ::-1], axis=1), 0)
-    flat = grid[np.arange(width) < lengths[:, None]]
+    grid = np.ascontiguousarray(arr).view(unit).reshape(arr.shape[0], max(width, 1))
+    lengths = hostkernels.fixed_width_lengths(grid) if width else np.zeros(len(arr), np.int64)
     offsets = np.zeros(arr.shape[0] + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    return flat, offsets
+    use = table is not None
+    data = hostkernels.pack_rows(grid, offsets, table if use else _DNA, use)
+    return Packed(data.astype(np.uint8) if use else data, offsets)
 
 
 def _is_fixed_width(seqs: object) -> bool:
@@ -105,23 +107,21 @@ def _is_fixed_width(seqs: object) -> bool:
 def pack_dna(seqs: object, what: str = "sequences") -> Packed:
     """Pack DNA: case-folded, A/C/G/T to 0..3, anything else to N (4)."""
     if _is_fixed_width(seqs):
-        flat, offsets = _fixed_width(seqs)
-        return Packed(_with_pad(_DNA[np.minimum(flat, 255)]), offsets)
+        return _fixed_width(seqs, _DNA)
     seqs = _as_list(seqs, what)
     kind = _kind(seqs, what)
     if kind is str:
         raw = "".join(seqs).encode("latin-1", errors="replace")
     else:
         raw = b"".join(seqs)
-    flat = _DNA[np.frombuffer(raw, dtype=np.uint8)]
+    flat = hostkernels.translate(np.frombuffer(raw, dtype=np.uint8), _DNA)
     return Packed(_with_pad(flat), _lengths(seqs))
 
 
 def pack_text(seqs: object, what: str = "strings") -> Packed:
     """Pack text: str by Unicode code point (uint32), bytes by byte (uint8)."""
     if _is_fixed_width(seqs):
-        flat, offsets = _fixed_width(seqs)
-        return Packed(_with_pad(flat), offsets)
+        return _fixed_width(seqs, None)
     seqs = _as_list(seqs, what)
     kind = _kind(seqs, what)
     if kind is str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import backends
+from . import backends, hostkernels
 from .encoding import Packed
 from .result import AlignResult
 
@@ -22,8 +22,9 @@ LONG_PAIR = 1024
 """Pairs longer than this (read or window) take the long path: quadrants of at least
 ``LONG_K`` and always the CPU backend."""
 LONG_K = 32
-BATCH_CELLS = 1 << 31
-"""DP cells per host batch: bounds a batch's memory and keeps progress visible."""
+BATCH_CELLS = {"cpu": 1 << 31, "cuda": 1 << 37}
+"""DP cells per host batch: bounds host memory for CIGAR slots (CPU); the GPU backend
+cuts its host batch into device batches that fit device memory."""
 
 
 @dataclass(frozen=True)
@@ -77,14 +78,11 @@ def split_by_budget(weight: np.ndarray, budget: int, max_items: int) -> list[tup
 
 
 def gather_slices(arr: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Concatenate ``arr[starts[i]:starts[i]+counts[i]]`` for every i (vectorised)."""
+    """Concatenate ``arr[starts[i]:starts[i]+counts[i]]`` for every i (parallel)."""
     counts = np.asarray(counts, dtype=np.int64)
-    total = int(counts.sum())
-    if total == 0:
-        return np.zeros(0, dtype=arr.dtype)
-    first = np.cumsum(counts) - counts
-    within = np.arange(total, dtype=np.int64) - np.repeat(first, counts)
-    return arr[np.repeat(np.asarray(starts, dtype=np.int64), counts) + within]
+    out_offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=out_offsets[1:])
+    return hostkernels.gather(arr, np.asarray(starts, dtype=np.int64), counts, out_offsets)
 
 
 def _runner(name: str):
@@ -122,7 +120,7 @@ def align_packed(q: Packed, t: Packed, job: Job, backend: str = "auto",
             continue
         run = _runner(where)
         cells = (m[group] + 1) * (n[group] + 1)
-        for lo, hi in split_by_budget(cells, BATCH_CELLS, 1 << 23):
+        for lo, hi in split_by_budget(cells, BATCH_CELLS[where], 1 << 24):
             idx = group[lo:hi]
             res = run(q, t, idx, job, k, threads)
             dist[idx] = res.dist
@@ -135,9 +133,6 @@ def align_packed(q: Packed, t: Packed, job: Job, backend: str = "auto",
     np.cumsum(n_ops, out=offsets[1:])
     ops = np.zeros(int(offsets[-1]), dtype=np.uint32)
     for idx, batch_ops in pieces:
-        counts = n_ops[idx]
-        first = np.cumsum(counts) - counts
-        within = np.arange(batch_ops.shape[0], dtype=np.int64) - np.repeat(first, counts)
-        ops[np.repeat(offsets[idx], counts) + within] = batch_ops
+        hostkernels.scatter(batch_ops, n_ops[idx], offsets[idx], ops)
     mode = "infix" if job.infix else "global"
     return AlignResult(dist, ref_start, ref_end, ops, offsets, mode, name)

@@ -9,3 +9,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def require_tool(name: str) -> str:
+    """Path of external tool ``name``; skip the test without it (fail instead when CI=true)."""
+    import shutil
+
+    import pytest
+
+    path = shutil.which(name)
+    if path is None:
+        msg = f"external tool '{name}' is not installed"
+        if IN_CI:
+            pytest.fail(f"{msg} (CI=true: .ci/run must install it)")
+        pytest.skip(msg)
+    return path

@@ -1,0 +1,129 @@
+"""End-to-end benchmark of `readalign align`: files in, finished BAM out, time per stage.
+
+Simulates N reads of 150 bp from a random genome (0.5% substitutions, some
+1-base indels), each with 1-3 candidates (its true locus first or among
+decoys, random strands for decoys), written as FASTQ + PAF in read order.
+Then runs the whole pipeline and prints a table.
+
+    python benchmarks/pipeline_bench.py --reads 2000000 --backend cuda
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+
+import numpy as np
+
+READ_LEN = 150
+BASES = np.frombuffer(b"ACGT", np.uint8)
+COMP = np.zeros(256, np.uint8)
+COMP[list(b"ACGT")] = list(b"TGCA")
+
+
+def simulate(d: str, n: int, genome_len: int, seed: int) -> tuple[str, str, str, int]:
+    """Write ref.fa, reads.fq and cand.paf under ``d``; return their paths and the pair count."""
+    rng = np.random.default_rng(seed)
+    genome = BASES[rng.integers(0, 4, genome_len)]
+    ref = os.path.join(d, "ref.fa")
+    with open(ref, "wb") as fh:
+        fh.write(b">chr1\n")
+        for i in range(0, genome_len, 80):
+            fh.write(genome[i:i + 80].tobytes() + b"\n")
+    span = READ_LEN + 2
+    pos = rng.integers(0, genome_len - span, n)
+    rev = rng.random(n) < 0.5
+    idx = pos[:, None] + np.arange(READ_LEN)[None, :]
+    seqs = genome[idx]
+    sub = rng.random(seqs.shape) < 0.005
+    seqs[sub] = BASES[rng.integers(0, 4, int(sub.sum()))]
+    seqs[rev] = COMP[seqs[rev][:, ::-1]]
+    width = len(str(n))
+    rec_len = 1 + 1 + width + 1 + READ_LEN + 3 + READ_LEN + 1
+    recs = np.empty((n, rec_len), np.uint8)
+    names = np.array([f"r{i:0{width}d}".encode() for i in range(n)], dtype=f"S{width + 1}")
+    recs[:, 0] = ord("@")
+    recs[:, 1:2 + width] = names.view(np.uint8).reshape(n, width + 1)
+    o = 2 + width
+    recs[:, o] = 10
+    recs[:, o + 1:o + 1 + READ_LEN] = seqs
+    o += 1 + READ_LEN
+    recs[:, o:o + 3] = np.frombuffer(b"\n+\n", np.uint8)
+    recs[:, o + 3:o + 3 + READ_LEN] = ord("I")
+    recs[:, -1] = 10
+    reads = os.path.join(d, "reads.fq")
+    with open(reads, "wb") as fh:
+        fh.write(recs.tobytes())
+    ncand = rng.integers(1, 4, n)
+    true_slot = (rng.random(n) * ncand).astype(np.int64)
+    paf = os.path.join(d, "cand.paf")
+    lines = []
+    total = 0
+    for i in range(n):
+        name = names[i].decode()
+        for k in range(int(ncand[i])):
+            if k == true_slot[i]:
+                p, strand = int(pos[i]), "-" if rev[i] else "+"
+            else:
+                p, strand = int(rng.integers(0, genome_len - span)), "+-"[int(rng.integers(0, 2))]
+            lines.append(f"{name}\t{READ_LEN}\t0\t{READ_LEN}\t{strand}\tchr1\t{genome_len}\t{p}\t"
+                         f"{p + READ_LEN}\t{READ_LEN}\t{READ_LEN}\t60\n")
+            total += 1
+        if len(lines) > 100_000:
+            with open(paf, "a") as fh:
+                fh.write("".join(lines))
+            lines = []
+    with open(paf, "a") as fh:
+        fh.write("".join(lines))
+    return ref, reads, paf, total
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--reads", type=int, default=100_000)
+    ap.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--batch-size", type=int, default=200_000)
+    ap.add_argument("--genome", type=int, default=5_000_000, help="random genome length")
+    ap.add_argument("--max-distance", type=int, default=None)
+    ap.add_argument("--sort", action="store_true")
+    ap.add_argument("--dir", default=None, help="work directory (default: a temporary one)")
+    args = ap.parse_args()
+
+    from readalign import __version__
+    from readalign.pipeline import Options, run
+
+    with tempfile.TemporaryDirectory(dir=args.dir) as d:
+        t = time.perf_counter()
+        ref, reads, paf, npairs = simulate(d, args.reads, args.genome, 1)
+        sim_s = time.perf_counter() - t
+        out = os.path.join(d, "out.bam")
+        # warm-up: compile the kernel in this process (not timed; our packers cache to disk)
+        import readalign
+
+        readalign.align(["ACGT" * 40] * 64, ["GACGT" * 40] * 64, backend=args.backend,
+                        threads=args.threads)
+        opts = Options(reference=ref, reads=reads, candidates=paf, output=out,
+                       backend=args.backend, threads=args.threads, batch_size=args.batch_size,
+                       max_distance=args.max_distance, sort=args.sort, version=__version__)
+        t = time.perf_counter()
+        s = run(opts)
+        wall = time.perf_counter() - t
+        size = os.path.getsize(out)
+    print(f"readalign align benchmark: {args.reads:,} reads x {READ_LEN} bp, {npairs:,} pairs, "
+          f"backend {s.backend}, {args.threads} threads, batch {args.batch_size:,} "
+          f"(simulation {sim_s:.1f}s, not timed)")
+    print(f"{'stage':<10} {'seconds':>9} {'share':>7} {'reads/s':>14}")
+    for k, v in s.stage_seconds.items():
+        rate = args.reads / v if v > 0 else float("inf")
+        print(f"{k:<10} {v:9.2f} {v / wall:7.1%} {rate:14,.0f}")
+    print(f"{'total':<10} {wall:9.2f} {1:7.0%} {args.reads / wall:14,.0f}")
+    rec_s = s.records / max(s.stage_seconds["assemble"] + s.stage_seconds["write"], 1e-9)
+    print(f"records {s.records:,} ({rec_s:,.0f} records/s packed + compressed), "
+          f"aligned {s.aligned:,}, unaligned {s.unaligned:,}, BAM {size / 1e6:.1f} MB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,456 @@
+"""BAM output: header, records packed in bulk, htslib's threaded BGZF writer, sort + index.
+
+Records are packed as binary BAM in compiled code, a whole batch at a time
+(no Python object per record), and handed to htslib's BGZF writer
+(``bgzf_write`` with its thread pool, called through ``ctypes`` on the
+htslib that pysam ships). Sorting, indexing and SAM conversion use
+pysam's samtools. Everything is written under a temporary name in the
+output's directory and renamed only when complete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import shutil
+import struct
+import sys
+
+import numpy as np
+from numba import njit
+
+from .errors import InputError
+
+NT16 = np.full(256, 15, dtype=np.uint8)
+for _i, _c in enumerate(b"=ACMGRSVTWYHKDBN"):
+    NT16[_c] = _i
+    if 65 <= _c <= 90:
+        NT16[_c + 32] = _i
+NT16[ord("=")] = 15  # '=' in a read means nothing here: store N
+COMP16 = np.array([0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15], dtype=np.uint8)
+CODES = np.full(256, 4, dtype=np.uint8)
+for _i, _c in enumerate(b"ACGT"):
+    CODES[_c] = _i
+    CODES[_c + 32] = _i
+
+FLAG_REVERSE, FLAG_UNMAPPED, FLAG_SECONDARY = 16, 4, 256
+UNMAPPED_BIN = 4680
+
+
+def parse_rg(text: str | None) -> tuple[str, str] | None:
+    """``--rg 'ID:x\\tSM:y'`` as (header line, ID); a literal ``\\t`` means a tab."""
+    if not text:
+        return None
+    line = text.replace("\\t", "\t")
+    if not line.startswith("@RG"):
+        line = "@RG\t" + line
+    fields = line.split("\t")[1:]
+    ids = [f[3:] for f in fields if f.startswith("ID:")]
+    if not ids or not ids[0]:
+        raise InputError(f"--rg: no ID field in '{text}' (use e.g. 'ID:s1\\tSM:sample1')")
+    if any(len(f) < 4 or f[2] != ":" for f in fields):
+        raise InputError(f"--rg: fields must look like TAG:value, got '{text}'")
+    if not any(f.startswith("PL:") for f in fields):
+        import logging
+
+        logging.getLogger("readalign").warning(
+            "--rg has no PL (platform) field; Picard ValidateSamFile reports that as an error")
+    return line, ids[0]
+
+
+def header_text(names: list[str], lengths: np.ndarray, version: str, command_line: str,
+                rg_line: str | None) -> str:
+    """SAM header: @HD (unsorted, grouped by read), @SQ per contig, @RG, @PG."""
+    lines = ["@HD\tVN:1.6\tSO:unsorted\tGO:query"]
+    lines += [f"@SQ\tSN:{n}\tLN:{int(ln)}" for n, ln in zip(names, lengths, strict=True)]
+    if rg_line:
+        lines.append(rg_line)
+    cl = command_line.replace("\t", " ").replace("\n", " ")
+    lines.append(f"@PG\tID:readalign\tPN:readalign\tVN:{version}\tCL:{cl}")
+    return "\n".join(lines) + "\n"
+
+
+def header_bytes(text: str, names: list[str], lengths: np.ndarray) -> bytes:
+    """The binary BAM header for ``text`` and the reference dictionary."""
+    t = text.encode()
+    parts = [b"BAM\x01", struct.pack("<i", len(t)), t, struct.pack("<i", len(names))]
+    for n, ln in zip(names, lengths, strict=True):
+        nb = n.encode() + b"\x00"
+        parts += [struct.pack("<i", len(nb)), nb, struct.pack("<i", int(ln))]
+    return b"".join(parts)
+
+
+# ---------------------------------------------------------------- record packing
+
+
+@njit(cache=True, inline="always")
+def _i32(buf, o, v):
+    v = np.int64(v) & 0xFFFFFFFF
+    buf[o] = v & 0xFF
+    buf[o + 1] = (v >> 8) & 0xFF
+    buf[o + 2] = (v >> 16) & 0xFF
+    buf[o + 3] = (v >> 24) & 0xFF
+    return o + 4
+
+
+@njit(cache=True, inline="always")
+def _u16(buf, o, v):
+    buf[o] = v & 0xFF
+    buf[o + 1] = (v >> 8) & 0xFF
+    return o + 2
+
+
+@njit(cache=True, nogil=True)
+def _digits(buf, o, v):
+    """Write non-negative ``v`` in decimal at ``buf[o]``; return the new offset."""
+    if v == 0:
+        buf[o] = 48
+        return o + 1
+    n = 0
+    x = v
+    while x > 0:
+        n += 1
+        x //= 10
+    for k in range(n - 1, -1, -1):
+        buf[o + k] = 48 + v % 10
+        v //= 10
+    return o + n
+
+
+@njit(cache=True, nogil=True)
+def reg2bin(beg, end):
+    """The BAI bin of 0-based half-open [beg, end) (SAM spec, section 5.3)."""
+    end -= 1
+    if beg >> 14 == end >> 14:
+        return ((1 << 15) - 1) // 7 + (beg >> 14)
+    if beg >> 17 == end >> 17:
+        return ((1 << 12) - 1) // 7 + (beg >> 17)
+    if beg >> 20 == end >> 20:
+        return ((1 << 9) - 1) // 7 + (beg >> 20)
+    if beg >> 23 == end >> 23:
+        return ((1 << 6) - 1) // 7 + (beg >> 23)
+    if beg >> 26 == end >> 26:
+        return ((1 << 3) - 1) // 7 + (beg >> 26)
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def _tag_i(buf, o, a, b, v):
+    buf[o] = a
+    buf[o + 1] = b
+    buf[o + 2] = 105  # 'i'
+    return _i32(buf, o + 3, v)
+
+
+@njit(cache=True, nogil=True)
+def _record(out, o, r, p, flag, mapq, xs, names, name_off, seq, seq_off, qual, has_qual,
+            q, q_off, contig, strand, win_start, dist, ref_start, ref_end, ops, op_off,
+            ref, ref_codes, contig_off, nt16, comp16, rg):
+    """Write one record at ``out[o]`` (pair ``p`` of read ``r``, or unmapped if p < 0)."""
+    start = o
+    o += 4  # block_size, filled last
+    m = seq_off[r + 1] - seq_off[r]
+    rev = p >= 0 and strand[p] == 1
+    if p >= 0:
+        pos = win_start[p] + ref_start[p]
+        end = win_start[p] + ref_end[p]
+        o = _i32(out, o, contig[p])
+        o = _i32(out, o, pos)
+        ncig = op_off[p + 1] - op_off[p]
+        bin_ = reg2bin(pos, end)
+    else:
+        o = _i32(out, o, -1)
+        o = _i32(out, o, -1)
+        ncig = 0
+        bin_ = UNMAPPED_BIN
+    ln = name_off[r + 1] - name_off[r]
+    out[o] = ln + 1
+    out[o + 1] = mapq
+    o = _u16(out, o + 2, bin_)
+    o = _u16(out, o, ncig)
+    o = _u16(out, o, flag)
+    o = _i32(out, o, m)
+    o = _i32(out, o, -1)
+    o = _i32(out, o, -1)
+    o = _i32(out, o, 0)
+    for k in range(ln):
+        out[o + k] = names[name_off[r] + k]
+    o += ln
+    out[o] = 0
+    o += 1
+    if p >= 0:
+        for k in range(ncig):
+            o = _i32(out, o, ops[op_off[p] + k])
+    s0 = seq_off[r]
+    for k in range(0, m, 2):
+        if rev:
+            hi = comp16[nt16[seq[s0 + m - 1 - k]]]
+            lo = comp16[nt16[seq[s0 + m - 2 - k]]] if k + 1 < m else 0
+        else:
+            hi = nt16[seq[s0 + k]]
+            lo = nt16[seq[s0 + k + 1]] if k + 1 < m else 0
+        out[o] = (hi << 4) | lo
+        o += 1
+    for k in range(m):
+        if not has_qual:
+            out[o + k] = 0xFF
+        elif rev:
+            out[o + k] = qual[s0 + m - 1 - k] - 33
+        else:
+            out[o + k] = qual[s0 + k] - 33
+    o += m
+    if p >= 0:
+        # MD and NM from the CIGAR, the oriented read and the window
+        nm_at = o
+        o += 7
+        out[o] = 77
+        out[o + 1] = 68
+        out[o + 2] = 90  # 'MDZ'
+        o += 3
+        nm = 0
+        run = 0
+        qi = q_off[p]
+        g = contig_off[contig[p]] + win_start[p] + ref_start[p]
+        for k in range(ncig):
+            op = ops[op_off[p] + k]
+            length = op >> 4
+            code = op & 15
+            if code == 0 or code == 7 or code == 8:
+                for x in range(length):
+                    rc = q[qi + x]
+                    tc = ref_codes[ref[g + x]]
+                    if rc == tc and rc < 4:
+                        run += 1
+                    else:
+                        o = _digits(out, o, run)
+                        out[o] = ref[g + x]
+                        o += 1
+                        run = 0
+                        nm += 1
+                qi += length
+                g += length
+            elif code == 1:
+                qi += length
+                nm += length
+            elif code == 2:
+                o = _digits(out, o, run)
+                out[o] = 94  # '^'
+                o += 1
+                for x in range(length):
+                    out[o + x] = ref[g + x]
+                o += length
+                g += length
+                run = 0
+                nm += length
+        o = _digits(out, o, run)
+        out[o] = 0
+        o += 1
+        _tag_i(out, nm_at, 78, 77, nm)
+        o = _tag_i(out, o, 65, 83, -dist[p])
+        if xs >= 0:
+            o = _tag_i(out, o, 88, 83, -xs)
+    if rg.shape[0] > 0:
+        out[o] = 82
+        out[o + 1] = 71
+        out[o + 2] = 90
+        o += 3
+        for k in range(rg.shape[0]):
+            out[o + k] = rg[k]
+        o += rg.shape[0]
+        out[o] = 0
+        o += 1
+    _i32(out, start, o - start - 4)
+    return o
+
+
+@njit(cache=True, nogil=True)
+def _bound(m, ln, ncig, span, nrg):
+    """An upper bound on a record's size."""
+    return 64 + ln + 4 * ncig + m + (m + 1) // 2 + (span + ncig + 2) * 12 + nrg
+
+
+@njit(cache=True, nogil=True)
+def pack_records(names, name_off, seq, seq_off, qual, has_qual, q, q_off, pair_lo, pair_hi,
+                 contig, strand, win_start, dist, ref_start, ref_end, ops, op_off, valid, best,
+                 second, mapq, secondary, ref, ref_codes, contig_off, nt16, comp16, rg):
+    """Pack every read of a batch as BAM records, in read order.
+
+    Each read gets its primary record (or an unmapped one), followed by its
+    other valid alignments as secondary records when ``secondary``.
+    Returns (bytes, records written, secondary records written).
+    """
+    nreads = name_off.shape[0] - 1
+    total = 0
+    for r in range(nreads):
+        m = seq_off[r + 1] - seq_off[r]
+        ln = name_off[r + 1] - name_off[r]
+        total += _bound(m, ln, 0, 0, rg.shape[0])
+        for p in range(pair_lo[r], pair_hi[r]):
+            if valid[p] and (secondary or p == best[r]):
+                total += _bound(m, ln, op_off[p + 1] - op_off[p], ref_end[p] - ref_start[p],
+                                rg.shape[0])
+    out = np.empty(total, np.uint8)
+    o = 0
+    nrec = 0
+    nsec = 0
+    for r in range(nreads):
+        b = best[r]
+        if b < 0:
+            o = _record(out, o, r, -1, FLAG_UNMAPPED, 0, -1, names, name_off, seq, seq_off, qual,
+                        has_qual, q, q_off, contig, strand, win_start, dist, ref_start, ref_end,
+                        ops, op_off, ref, ref_codes, contig_off, nt16, comp16, rg)
+            nrec += 1
+            continue
+        flag = FLAG_REVERSE if strand[b] == 1 else 0
+        o = _record(out, o, r, b, flag, mapq[r], second[r], names, name_off, seq, seq_off, qual,
+                    has_qual, q, q_off, contig, strand, win_start, dist, ref_start, ref_end, ops,
+                    op_off, ref, ref_codes, contig_off, nt16, comp16, rg)
+        nrec += 1
+        if secondary:
+            for p in range(pair_lo[r], pair_hi[r]):
+                if valid[p] and p != b:
+                    flag = FLAG_SECONDARY | (FLAG_REVERSE if strand[p] == 1 else 0)
+                    o = _record(out, o, r, p, flag, 0, -1, names, name_off, seq, seq_off, qual,
+                                has_qual, q, q_off, contig, strand, win_start, dist, ref_start,
+                                ref_end, ops, op_off, ref, ref_codes, contig_off, nt16, comp16, rg)
+                    nrec += 1
+                    nsec += 1
+    return out[:o], nrec, nsec
+
+
+# ---------------------------------------------------------------- htslib BGZF writer
+
+
+def _htslib() -> ctypes.CDLL:
+    from pysam import libchtslib
+
+    lib = ctypes.CDLL(libchtslib.__file__)
+    lib.bgzf_open.restype = ctypes.c_void_p
+    lib.bgzf_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+    lib.bgzf_mt.restype = ctypes.c_int
+    lib.bgzf_mt.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+    lib.bgzf_write.restype = ctypes.c_ssize_t
+    lib.bgzf_write.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    lib.bgzf_close.restype = ctypes.c_int
+    lib.bgzf_close.argtypes = [ctypes.c_void_p]
+    return lib
+
+
+class BgzfWriter:
+    """htslib's BGZF writer with its compression thread pool."""
+
+    def __init__(self, path: str, threads: int, level: int | None = None) -> None:
+        self._lib = _htslib()
+        mode = b"wb" + (str(level).encode() if level is not None else b"")
+        self._fp = self._lib.bgzf_open(path.encode(), mode)
+        if not self._fp:
+            raise OSError(f"cannot open {path} for writing")
+        if threads > 1 and self._lib.bgzf_mt(self._fp, threads, 256) != 0:
+            raise OSError("htslib could not start its BGZF thread pool")
+
+    def write(self, data: bytes | np.ndarray) -> None:
+        """Append raw bytes (BAM header or records)."""
+        arr = np.frombuffer(data, np.uint8) if isinstance(data, bytes) else data
+        n = arr.shape[0]
+        if n and self._lib.bgzf_write(self._fp, arr.ctypes.data, n) != n:
+            raise OSError("htslib BGZF write failed")
+
+    def close(self) -> None:
+        """Flush, write the EOF block and close."""
+        if self._fp:
+            fp, self._fp = self._fp, None
+            if self._lib.bgzf_close(fp) != 0:
+                raise OSError("htslib BGZF close failed")
+
+    def abandon(self) -> None:
+        """Close after a failure (the file is deleted by the caller)."""
+        with contextlib.suppress(OSError):
+            self.close()
+
+
+# ---------------------------------------------------------------- output files
+
+
+class Output:
+    """Where the BAM goes: a temporary file renamed on success, or stdout.
+
+    ``--sam`` and ``--sort`` write a fast temporary BAM first, then convert
+    or sort it with samtools (through pysam) into the final name.
+    """
+
+    def __init__(self, path: str, sam: bool, sort: bool, threads: int) -> None:
+        self.path, self.sam, self.sort, self.threads = path, sam, sort, max(1, threads)
+        self.stdout = path == "-"
+        self.direct = not sam and not sort
+        if self.stdout:
+            base = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"readalign.{os.getpid()}")
+        else:
+            d = os.path.dirname(os.path.abspath(path))
+            if not os.path.isdir(d):
+                raise InputError(f"{path}: output directory does not exist")
+            base = os.path.join(d, f".{os.path.basename(path)}.tmp{os.getpid()}")
+        self._base = base
+        self.temps: list[str] = []
+        if self.direct and self.stdout:
+            self.bam_path = "-"
+        else:
+            self.bam_path = self._temp(".bam")
+        level = None if self.direct else 1
+        self.writer = BgzfWriter(self.bam_path, self.threads, level)
+
+    def _temp(self, suffix: str) -> str:
+        p = self._base + suffix
+        self.temps.append(p)
+        return p
+
+    def finish(self) -> None:
+        """Close the BAM, sort/convert/index as asked and move into place."""
+        import pysam
+
+        self.writer.close()
+        src = self.bam_path
+        if self.sort:
+            dst = self._temp(".sorted.bam")
+            pysam.sort("-@", str(self.threads), "-m", "512M", "-T", self._base + ".sorttmp",
+                       "-o", dst, src)
+            src = dst
+        if self.sam:
+            dst = self._temp(".sam")
+            pysam.view("-h", "-@", str(self.threads), "-o", dst, src)
+            src = dst
+        if self.stdout:
+            if src != "-":
+                with open(src, "rb") as fh:
+                    shutil.copyfileobj(fh, sys.stdout.buffer, 1 << 22)
+                sys.stdout.buffer.flush()
+        else:
+            index = None
+            if self.sort and not self.sam:
+                index = self._temp(".sorted.bam.bai")
+                pysam.index("-@", str(self.threads), src, index)
+            os.replace(src, self.path)
+            if index:
+                os.replace(index, self.path + ".bai")
+        self.cleanup()
+
+    def cleanup(self) -> None:
+        """Remove temporary files (all of them after a failure)."""
+        for p in self.temps:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(p)
+        self.temps = []
+
+    def fail(self) -> None:
+        """Abandon the output: nothing that looks complete is left.
+
+        A stream to stdout is left without its EOF block (readers see it as
+        truncated); a file output is removed, including one left by an earlier run.
+        """
+        if self.bam_path != "-":
+            self.writer.abandon()
+        self.cleanup()
+        if not self.stdout:
+            for p in (self.path, self.path + ".bai"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(p)

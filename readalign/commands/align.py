@@ -1,0 +1,88 @@
+"""Align reads to the candidate windows an upstream filter proposed and write a BAM.
+
+Reads (FASTQ/FASTA, plain or gzip, or unaligned BAM) and candidates (PAF as
+minimap2 writes it, a TSV of read_name/contig/start/end/strand, or SAM/BAM
+records to re-align) stream together: candidates must be grouped by read in
+the order of the reads file. Each read is written exactly once, as its best
+alignment (primary) or unmapped; other alignments become secondary records
+with --secondary. Output is BAM (SAM with --sam), renamed into place only
+when complete; --sort adds a coordinate sort and an index.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import shlex
+import sys
+
+from .. import __version__
+from ..backends import BACKENDS
+from ..pairs import DEFAULT_PAD
+
+NAME = "align"
+HELP = "align reads to candidate windows (PAF/TSV/SAM) and write BAM"
+
+log = logging.getLogger("readalign")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of ``readalign align``."""
+    p.add_argument("-r", "--reference", required=True,
+                   help="reference FASTA (plain or bgzip; .fai built when missing)")
+    p.add_argument("--reads", required=True,
+                   help="reads: FASTQ or FASTA (plain or gzip) or unaligned BAM")
+    p.add_argument("-c", "--candidates", required=True,
+                   help="candidate windows: .paf, .tsv, .sam or .bam (grouped by read, "
+                        "in the order of the reads)")
+    p.add_argument("--candidates-format", choices=("paf", "tsv", "sam", "bam"), default=None,
+                   help="candidate format (default: from the file extension)")
+    p.add_argument("-o", "--output", required=True, help="output BAM/SAM path, '-' for stdout")
+    p.add_argument("--pad", type=int, default=DEFAULT_PAD,
+                   help="bases added to each side of a candidate window (clipped to the contig)")
+    p.add_argument("--max-distance", type=int, default=None,
+                   help="alignments with more edits than this count as failed (default: none)")
+    p.add_argument("--secondary", action="store_true",
+                   help="write non-best alignments as secondary records (flag 256)")
+    p.add_argument("--eqx", action="store_true", help="use =/X CIGAR operations instead of M")
+    p.add_argument("--sort", action="store_true",
+                   help="coordinate-sort the output and write its index (.bai)")
+    p.add_argument("--sam", action="store_true", help="write SAM instead of BAM")
+    p.add_argument("--rg", default=None,
+                   help=r"read group header fields, e.g. 'ID:run1\tSM:sample1'; records get RG")
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                   help="threads for alignment (CPU) and BAM compression")
+    p.add_argument("--backend", choices=BACKENDS, default="auto", help="where the kernel runs")
+    p.add_argument("--batch-size", type=int, default=200_000, help="reads per batch")
+    p.add_argument("--summary-json", default=None, help="also write the run summary here")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the pipeline; print the summary to stderr."""
+    from ..errors import InputError
+    from ..pipeline import Options
+    from ..pipeline import run as run_pipeline
+
+    if args.max_distance is not None and args.max_distance < 0:
+        raise InputError(f"--max-distance must be >= 0, got {args.max_distance}")
+    if args.threads < 1:
+        raise InputError(f"--threads must be >= 1, got {args.threads}")
+    if args.output == "-" and sys.stdout.isatty() and not args.sam:
+        raise InputError("refusing to write BAM to a terminal; use -o FILE or a pipe")
+    opts = Options(
+        reference=args.reference, reads=args.reads, candidates=args.candidates,
+        output=args.output, candidates_format=args.candidates_format, pad=args.pad,
+        max_distance=args.max_distance, secondary=args.secondary, eqx=args.eqx,
+        sort=args.sort, sam=args.sam, rg=args.rg, threads=args.threads, backend=args.backend,
+        batch_size=args.batch_size,
+        progress=sys.stderr.isatty() and not args.quiet,
+        command_line="readalign " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "readalign align",
+        version=__version__,
+    )
+    summary = run_pipeline(opts)
+    if not args.quiet:
+        sys.stderr.write(f"readalign: {summary.text()}\n")
+    if args.summary_json:
+        summary.save(args.summary_json)
+    return 0

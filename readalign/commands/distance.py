@@ -1,0 +1,138 @@
+"""Levenshtein distances between the words of one list (all against all) or of two lists.
+
+WORDS and OTHER are UTF-8 text files with one word per line, compared by
+Unicode code point without case folding. A trailing CR (CRLF files) is
+removed from each line, a final newline does not add an empty word, and any
+other empty line is an empty word. Indices are 0-based line numbers.
+
+Output without --max-distance: the dense matrix, row i holding WORDS[i]
+against every word of OTHER (or of WORDS): tab-separated rows for tsv, a 2-D
+array for npy (uint8 when every distance fits, else int32). With
+--max-distance K: the pairs within K, as "i<TAB>j<TAB>distance" lines (tsv)
+or a structured npy array with fields i, j, distance; a single list reports
+each unordered pair once (i < j). --dense keeps the dense matrix under a
+cut-off, where distances above K are written as K+1.
+
+Rows are computed and written in blocks, so the matrix is never held in
+memory. The output is written under a temporary name and renamed when the
+run succeeds; -o - writes tsv to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import sys
+import time
+
+from .. import backends
+from ..distance_out import DenseNpy, DenseTsv, TriplesNpy, TriplesTsv, atomic_output
+from ..errors import InputError
+from ..progress import Progress
+from ..wordfiles import read_words
+from ..words import WordCodes, block_function, prepare, result_dtype, row_chunks
+
+NAME = "distance"
+HELP = "edit distances between word lists (dense matrix, or pairs within a cut-off)"
+
+log = logging.getLogger("readalign")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``readalign distance``."""
+    parser.add_argument("words", metavar="WORDS", help="word list, one word per line")
+    parser.add_argument("other", metavar="OTHER", nargs="?", default=None,
+                        help="second word list (default: WORDS against itself)")
+    parser.add_argument("-o", "--output", required=True, metavar="OUT",
+                        help="output file ('-': stdout, tsv only)")
+    parser.add_argument("--max-distance", type=int, default=None, metavar="K",
+                        help="report only pairs within K edits (and abandon the others early)")
+    parser.add_argument("--dense", action="store_true",
+                        help="with --max-distance: write the dense matrix (K+1 above K)")
+    parser.add_argument("--format", choices=("tsv", "npy"), default="tsv", help="output format")
+    parser.add_argument("--backend", choices=backends.BACKENDS, default="auto",
+                        help="where the distances are computed")
+    parser.add_argument("--threads", type=int, default=None, metavar="N",
+                        help="CPU threads (default: all)")
+    parser.add_argument("--chunk-rows", type=int, default=0, metavar="N",
+                        help="query rows per block (0: about 32M matrix cells per block)")
+
+
+def _check(args: argparse.Namespace) -> None:
+    if args.max_distance is not None and args.max_distance < 0:
+        raise InputError(f"--max-distance must be >= 0; got {args.max_distance}")
+    if args.dense and args.max_distance is None:
+        raise InputError("--dense only applies with --max-distance")
+    if args.threads is not None and args.threads < 1:
+        raise InputError(f"--threads must be >= 1; got {args.threads}")
+    if args.chunk_rows < 0:
+        raise InputError(f"--chunk-rows must be >= 0; got {args.chunk_rows}")
+    if args.format == "npy" and args.output == "-":
+        raise InputError("--format npy needs an output file, not stdout")
+
+
+def _writer(path: str, fmt: str, sparse: bool, shape: tuple[int, int], dtype, fh):
+    if fmt == "npy":
+        return TriplesNpy(path, dtype) if sparse else DenseNpy(path, shape, dtype)
+    return TriplesTsv(fh) if sparse else DenseTsv(fh)
+
+
+@contextlib.contextmanager
+def open_output(out: str, fmt: str, sparse: bool, shape: tuple[int, int], dtype):
+    """Yield a writer for ``out``; a file appears under its name only if the block succeeds."""
+    if out == "-":
+        writer = _writer(out, fmt, sparse, shape, dtype, sys.stdout.buffer)
+        yield writer
+        writer.close()
+        return
+    with atomic_output(out) as tmp, contextlib.ExitStack() as stack:
+        fh = stack.enter_context(open(tmp, "wb")) if fmt == "tsv" else None
+        writer = _writer(tmp, fmt, sparse, shape, dtype, fh)
+        try:
+            yield writer
+        except BaseException:
+            writer.discard()
+            raise
+        writer.close()
+
+
+def compute(codes: WordCodes, writer, block, *, max_distance: int, sparse: bool, dtype,
+            threads: int | None, chunk_rows: int, progress: Progress) -> None:
+    """Run every block of query rows through ``block`` and hand it to ``writer``."""
+    upper = sparse and codes.same
+    for r0, r1 in row_chunks(len(codes.q), len(codes.c), rows=chunk_rows):
+        res = block(codes, r0, r1, upper=upper, max_distance=max_distance, sparse=sparse,
+                    dtype=dtype, threads=threads)
+        writer.write(res, r0)
+        progress.update(r1 - r0)
+
+
+def run(args: argparse.Namespace) -> int:
+    """``readalign distance``: read the lists, compute block by block, write."""
+    _check(args)
+    words = read_words(args.words)
+    other = read_words(args.other) if args.other is not None else None
+    codes = prepare(words, other)
+    md = -1 if args.max_distance is None else args.max_distance
+    sparse = md >= 0 and not args.dense
+    dtype = result_dtype(codes.maxlen, md)
+    block = block_function(backends.resolve(args.backend))
+    shape = (len(codes.q), len(codes.c))
+    log.info("%d x %d words, %s", shape[0], shape[1],
+             f"pairs within {md}" if sparse else f"dense {dtype} matrix")
+    t0 = time.perf_counter()
+    progress = Progress(shape[0], enabled=None if not args.quiet else False)
+    try:
+        with open_output(args.output, args.format, sparse, shape, dtype) as writer:
+            compute(codes, writer, block, max_distance=md, sparse=sparse, dtype=dtype,
+                    threads=args.threads, chunk_rows=args.chunk_rows, progress=progress)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise InputError(f"{args.output}: cannot write ({exc.strerror or exc})") from None
+    finally:
+        progress.close()
+    secs = time.perf_counter() - t0
+    log.info("wrote %s in %.2f s", args.output, secs)
+    return 0

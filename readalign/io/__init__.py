@@ -1,0 +1,1 @@
+"""Input readers of the align pipeline: reads, reference and candidates, all streaming."""

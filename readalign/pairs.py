@@ -1,0 +1,124 @@
+"""The pair builder: match candidates to reads, fetch padded windows, orient reads.
+
+Candidates arrive grouped by read in the order of the reads file. A
+candidate on the reverse strand aligns the reverse complement of the read.
+Windows are the candidate span padded by ``pad`` bases on both sides and
+clipped to the contig.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .encoding import N_CODE, Packed
+
+DEFAULT_PAD = 20
+"""Bases added on each side of a candidate window (``--pad``)."""
+
+_CODES = np.full(256, N_CODE, dtype=np.uint8)
+for _i, _b in enumerate(b"ACGT"):
+    _CODES[_b] = _i
+    _CODES[_b + 32] = _i
+
+
+@njit(cache=True, nogil=True)
+def _same(a, a0, a1, b, b0, b1):
+    if a1 - a0 != b1 - b0:
+        return False
+    for k in range(a1 - a0):  # noqa: SIM110 - numba compiles loops, not all()
+        if a[a0 + k] != b[b0 + k]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def match_reads(rnames, roff, cnames, coff, i0):
+    """Walk reads from ``i0`` and candidates from 0 while names match.
+
+    Returns (read index per candidate, candidates matched, read pointer at the
+    end). Matching stops when the reads of the batch run out.
+    """
+    nreads = roff.shape[0] - 1
+    ncand = coff.shape[0] - 1
+    out = np.full(ncand, -1, np.int64)
+    i = i0
+    j = 0
+    while j < ncand and i < nreads:
+        if _same(rnames, roff[i], roff[i + 1], cnames, coff[j], coff[j + 1]):
+            out[j] = i
+            j += 1
+        else:
+            i += 1
+    return out, j, i
+
+
+@njit(cache=True, nogil=True)
+def find_name(rnames, roff, cnames, c0, c1):
+    """Index of the read named ``cnames[c0:c1]`` in the batch, or -1."""
+    for i in range(roff.shape[0] - 1):
+        if _same(rnames, roff[i], roff[i + 1], cnames, c0, c1):
+            return i
+    return -1
+
+
+@dataclass
+class Pairs:
+    """Read/window pairs of one batch, ready for the engine."""
+
+    read: np.ndarray  # int64 read index within the batch
+    contig: np.ndarray  # int32
+    strand: np.ndarray  # int8
+    win_start: np.ndarray  # int64 window start on the contig
+    q: Packed
+    t: Packed
+
+    def __len__(self) -> int:
+        return self.read.shape[0]
+
+
+@njit(cache=True, nogil=True)
+def _build(seq, seq_off, read, codes, ref, contig_off, contig_len, contig, start, end, strand,
+           pad):
+    n = read.shape[0]
+    ws = np.empty(n, np.int64)
+    we = np.empty(n, np.int64)
+    q_off = np.zeros(n + 1, np.int64)
+    t_off = np.zeros(n + 1, np.int64)
+    for p in range(n):
+        c = contig[p]
+        ws[p] = max(start[p] - pad, 0)
+        we[p] = min(end[p] + pad, contig_len[c])
+        r = read[p]
+        q_off[p + 1] = q_off[p] + seq_off[r + 1] - seq_off[r]
+        t_off[p + 1] = t_off[p] + we[p] - ws[p]
+    q = np.zeros(q_off[n] + 1, np.uint8)
+    t = np.zeros(t_off[n] + 1, np.uint8)
+    for p in range(n):
+        r = read[p]
+        s0 = seq_off[r]
+        m = seq_off[r + 1] - s0
+        o = q_off[p]
+        if strand[p] == 0:
+            for k in range(m):
+                q[o + k] = codes[seq[s0 + k]]
+        else:
+            for k in range(m):
+                x = codes[seq[s0 + m - 1 - k]]
+                q[o + k] = 3 - x if x < 4 else x
+        g = contig_off[contig[p]] + ws[p]
+        o = t_off[p]
+        for k in range(we[p] - ws[p]):
+            t[o + k] = codes[ref[g + k]]
+    return q, q_off, t, t_off, ws
+
+
+def build_pairs(seq: np.ndarray, seq_off: np.ndarray, read: np.ndarray, contig: np.ndarray,
+                start: np.ndarray, end: np.ndarray, strand: np.ndarray, ref, pad: int) -> Pairs:
+    """Pack each candidate's oriented read and padded, clipped window as engine codes."""
+    ref.ensure(contig)
+    q, q_off, t, t_off, ws = _build(seq, seq_off, read, _CODES, ref.flat, ref.offsets,
+                                    ref.lengths, contig, start, end, strand, int(pad))
+    return Pairs(read, contig, strand, ws, Packed(q, q_off), Packed(t, t_off))

@@ -1,0 +1,303 @@
+"""The align pipeline: reads + candidates + reference in, a BAM out, in bounded memory.
+
+Reads are taken in batches; the candidates of those reads (grouped by read,
+in the order of the reads file) are matched to them as both files stream.
+Each batch is built into pairs, aligned in one engine call, reduced to the
+best candidate per read and packed into BAM records.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from . import backends
+from .bam import CODES, COMP16, NT16, Output, header_bytes, header_text, pack_records, parse_rg
+from .encoding import N_CODE
+from .engine import Job, align_packed
+from .errors import InputError
+from .io._text import display
+from .io.candidates import CandidateChunk, iter_candidates
+from .io.reads import ReadBatch, iter_reads
+from .io.reference import Reference
+from .pairs import DEFAULT_PAD, build_pairs, find_name, match_reads
+from .select import select_best
+
+log = logging.getLogger("readalign")
+
+STAGES = ("read", "pairs", "align", "assemble", "write")
+
+
+@dataclass
+class Options:
+    """Everything ``readalign align`` needs."""
+
+    reference: str
+    reads: str
+    candidates: str
+    output: str
+    candidates_format: str | None = None
+    pad: int = DEFAULT_PAD
+    max_distance: int | None = None
+    secondary: bool = False
+    eqx: bool = False
+    sort: bool = False
+    sam: bool = False
+    rg: str | None = None
+    threads: int = 1
+    backend: str = "auto"
+    batch_size: int = 200_000
+    progress: bool = False
+    command_line: str = "readalign align"
+    version: str = ""
+
+
+@dataclass
+class Summary:
+    """Counts and timings of a run (printed to stderr, optionally saved as JSON)."""
+
+    reads_in: int = 0
+    aligned: int = 0
+    unaligned: int = 0
+    secondary: int = 0
+    pairs: int = 0
+    pairs_aligned: int = 0
+    records: int = 0
+    backend: str = ""
+    seconds: float = 0.0
+    reads_per_second: float = 0.0
+    stage_seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
+
+    def text(self) -> str:
+        """A few lines for stderr."""
+        st = ", ".join(f"{k} {v:.2f}s" for k, v in self.stage_seconds.items())
+        return (f"reads in {self.reads_in}, aligned {self.aligned}, unaligned {self.unaligned}, "
+                f"secondary {self.secondary}; pairs {self.pairs}, aligned {self.pairs_aligned}; "
+                f"backend {self.backend}; {self.seconds:.2f}s "
+                f"({self.reads_per_second:,.0f} reads/s; {st})")
+
+    def save(self, path: str) -> None:
+        """Write the summary as JSON."""
+        with open(path, "w") as fh:
+            json.dump(asdict(self), fh, indent=2)
+            fh.write("\n")
+
+
+class _QuietBackendLog(logging.Filter):
+    """Drop the engine's per-call "backend: ..." line after the first batch."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("backend:")
+
+
+class CandidateStream:
+    """Candidates in file order, taken read batch by read batch."""
+
+    def __init__(self, chunks: Iterator[CandidateChunk], path: str, reads_path: str) -> None:
+        self._chunks = chunks
+        self.path, self.reads_path = path, reads_path
+        self.pending: CandidateChunk | None = None
+        self.eof = False
+        self.unit = "record" if path.lower().endswith((".sam", ".bam")) else "line"
+
+    def _fill(self) -> bool:
+        while self.pending is None or len(self.pending) == 0:
+            if self.eof:
+                return False
+            nxt = next(self._chunks, None)
+            if nxt is None:
+                self.eof = True
+                return False
+            self.pending = nxt
+        return True
+
+    def take(self, batch: ReadBatch) -> tuple[CandidateChunk | None, np.ndarray]:
+        """The candidates of ``batch``'s reads and the read index of each."""
+        got: list[CandidateChunk] = []
+        idx: list[np.ndarray] = []
+        i = 0
+        while self._fill():
+            pend = self.pending
+            where, k, i = match_reads(batch.names, batch.name_off, pend.names, pend.name_off, i)
+            if k:
+                got.append(pend.take(0, k))
+                idx.append(where[:k])
+                self.pending = pend.take(k, len(pend))
+            if k < len(pend):
+                self._check_order(batch)
+                break
+        if not got:
+            return None, np.zeros(0, np.int64)
+        return CandidateChunk.concat(got), np.concatenate(idx)
+
+    def _check_order(self, batch: ReadBatch) -> None:
+        pend = self.pending
+        if find_name(batch.names, batch.name_off, pend.names, 0, pend.name_off[1]) >= 0:
+            raise InputError(
+                f"{display(self.path)}: {self.unit} {int(pend.line[0])}: candidates of read "
+                f"'{pend.name(0)}' are not grouped by read in the order of "
+                f"{display(self.reads_path)}")
+
+    def finish(self) -> None:
+        """Fail if candidates remain after the last read."""
+        if self._fill():
+            pend = self.pending
+            raise InputError(
+                f"{display(self.path)}: {self.unit} {int(pend.line[0])}: read '{pend.name(0)}' "
+                f"is not in {display(self.reads_path)} (or candidates are not in the order of "
+                "the reads)")
+
+
+def _align_batch(batch: ReadBatch, cands: CandidateChunk | None, read_idx: np.ndarray,
+                 ref: Reference, opts: Options, backend: str, summary: Summary) -> np.ndarray:
+    st = summary.stage_seconds
+    t0 = time.perf_counter()
+    if cands is None:
+        cands = CandidateChunk(np.zeros(0, np.uint8), np.zeros(1, np.int64),
+                               np.zeros(0, np.int32), np.zeros(0, np.int64),
+                               np.zeros(0, np.int64), np.zeros(0, np.int8), np.zeros(0, np.int64))
+    pairs = build_pairs(batch.seq, batch.seq_off, read_idx, cands.contig, cands.start, cands.end,
+                        cands.strand, ref, opts.pad)
+    t1 = time.perf_counter()
+    st["pairs"] += t1 - t0
+    job = Job(infix=True, max_distance=-1 if opts.max_distance is None else opts.max_distance,
+              n_code=N_CODE, eqx=opts.eqx, with_cigar=True, k=8)
+    res = align_packed(pairs.q, pairs.t, job, backend, opts.threads)
+    t2 = time.perf_counter()
+    st["align"] += t2 - t1
+    n = len(batch)
+    valid, best, second, mapq = select_best(n, pairs.read, res.distance, res.ref_start,
+                                            res.ref_end, pairs.contig, pairs.strand,
+                                            pairs.win_start)
+    bounds = np.searchsorted(pairs.read, np.arange(n + 1))
+    qual = batch.qual if batch.qual is not None else np.zeros(0, np.uint8)
+    rg = np.frombuffer(opts_rg_id(opts).encode(), np.uint8)
+    buf, nrec, nsec = pack_records(
+        batch.names, batch.name_off, batch.seq, batch.seq_off, qual, batch.qual is not None,
+        pairs.q.data, pairs.q.offsets, bounds[:-1], bounds[1:], pairs.contig, pairs.strand,
+        pairs.win_start, res.distance, res.ref_start, res.ref_end, res.cigar_ops,
+        res.cigar_offsets, valid, best, second, mapq, opts.secondary, ref.flat, CODES,
+        ref.offsets, NT16, COMP16, rg)
+    st["assemble"] += time.perf_counter() - t2
+    aligned = int((best >= 0).sum())
+    summary.reads_in += n
+    summary.aligned += aligned
+    summary.unaligned += n - aligned
+    summary.secondary += int(nsec)
+    summary.records += int(nrec)
+    summary.pairs += len(pairs)
+    summary.pairs_aligned += int(valid.sum())
+    return buf
+
+
+def opts_rg_id(opts: Options) -> str:
+    """The read group ID records carry ("" for none)."""
+    rg = parse_rg(opts.rg)
+    return rg[1] if rg else ""
+
+
+def _progress(summary: Summary, start: float) -> None:
+    el = time.perf_counter() - start
+    sys.stderr.write(f"\rreadalign: {summary.reads_in:,} reads, {summary.aligned:,} aligned, "
+                     f"{summary.reads_in / max(el, 1e-9):,.0f} reads/s ")
+    sys.stderr.flush()
+
+
+def _prefetch(batches: Iterator[ReadBatch], cands: CandidateStream):
+    """Read the next batch and its candidates in a thread while this one is aligned.
+
+    The parsers are compiled without the GIL, so reading overlaps alignment,
+    assembly and compression. Errors re-raise here, in order.
+    """
+    import queue
+    import threading
+
+    q: queue.Queue = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def work() -> None:
+        try:
+            for batch in batches:
+                item = (batch, *cands.take(batch))
+                while not stop.is_set():
+                    try:
+                        q.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put(None)
+        except BaseException as exc:  # handed to the consumer
+            q.put(exc)
+
+    thread = threading.Thread(target=work, name="readalign-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = q.get()
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
+def run(opts: Options) -> Summary:
+    """Run the whole pipeline; the output appears only if everything succeeded."""
+    start = time.perf_counter()
+    summary = Summary()
+    rg = parse_rg(opts.rg)
+    if opts.pad < 0:
+        raise InputError(f"--pad must be >= 0, got {opts.pad}")
+    if opts.batch_size < 1:
+        raise InputError(f"--batch-size must be >= 1, got {opts.batch_size}")
+    ref = Reference(opts.reference)
+    backend = backends.resolve(opts.backend)
+    summary.backend = backend
+    quiet = _QuietBackendLog()
+    log.addFilter(quiet)
+    out = Output(opts.output, opts.sam, opts.sort, opts.threads)
+    try:
+        text = header_text(ref.names, ref.lengths, opts.version, opts.command_line,
+                           rg[0] if rg else None)
+        out.writer.write(header_bytes(text, ref.names, ref.lengths))
+        cands = CandidateStream(iter_candidates(opts.candidates, ref, opts.candidates_format),
+                                opts.candidates, opts.reads)
+        st = summary.stage_seconds
+        t = time.perf_counter()
+        for batch, chunk, idx in _prefetch(iter_reads(opts.reads, opts.batch_size), cands):
+            t1 = time.perf_counter()
+            st["read"] += t1 - t
+            buf = _align_batch(batch, chunk, idx, ref, opts, backend, summary)
+            t2 = time.perf_counter()
+            out.writer.write(buf)
+            t = time.perf_counter()
+            st["write"] += t - t2
+            if opts.progress:
+                _progress(summary, start)
+        cands.finish()
+        t = time.perf_counter()
+        out.finish()
+        st["write"] += time.perf_counter() - t
+    except BaseException:
+        out.fail()
+        raise
+    finally:
+        log.removeFilter(quiet)
+        ref.close()
+        if opts.progress:
+            sys.stderr.write("\n")
+    summary.seconds = time.perf_counter() - start
+    summary.reads_per_second = summary.reads_in / max(summary.seconds, 1e-9)
+    summary.stage_seconds = {k: round(v, 4) for k, v in summary.stage_seconds.items()}
+    return summary

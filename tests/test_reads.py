@@ -1,0 +1,96 @@
+"""Readers of the align pipeline: FASTQ/FASTA/uBAM parsing, streaming and errors."""
+
+from __future__ import annotations
+
+import gzip
+
+import pysam
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from readalign.errors import InputError
+from readalign.io.reads import iter_reads
+
+
+def read_all(path, batch_size=1000):
+    out = []
+    for b in iter_reads(str(path), batch_size):
+        for i in range(len(b)):
+            seq = bytes(b.seq[b.seq_off[i]:b.seq_off[i + 1]]).decode()
+            qual = (bytes(b.qual[b.seq_off[i]:b.seq_off[i + 1]]).decode()
+                    if b.qual is not None else None)
+            out.append((b.name(i), seq, qual, b.first + i))
+    return out
+
+
+def fastq(records, eol="\n"):
+    return "".join(f"@{n} comment{eol}{s}{eol}+{eol}{q}{eol}" for n, s, q in records)
+
+
+def test_fastq_crlf_gzip_and_batches(tmp_path):
+    recs = [(f"r{i}", "ACGTNacgtRY"[: 1 + i % 11], "I" * (1 + i % 11)) for i in range(50)]
+    plain = tmp_path / "a.fq"
+    plain.write_text(fastq(recs, "\r\n"))
+    gz = tmp_path / "a.fq.gz"
+    gz.write_bytes(gzip.compress(fastq(recs).encode()))
+    for path in (plain, gz):
+        got = read_all(path, batch_size=7)
+        assert [(n, s, q) for n, s, q, _ in got] == recs
+        assert [i for *_, i in got] == list(range(50))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.text("ACGTNacgtMRWSYKV", min_size=1, max_size=40),
+                          st.integers(1, 9)), min_size=1, max_size=30),
+       st.sampled_from(["\n", "\r\n"]), st.integers(1, 12))
+def test_fastq_round_trip(tmp_path_factory, items, eol, batch):
+    recs = [(f"read{i}/{k}", s, chr(33 + (i * 7) % 90) * len(s)) for i, (s, k) in enumerate(items)]
+    path = tmp_path_factory.mktemp("rt") / "x.fq"
+    path.write_text(fastq(recs, eol))
+    got = read_all(path, batch)
+    assert [(n, s, q) for n, s, q, _ in got] == recs
+
+
+def test_fasta_multiline_and_ubam(tmp_path):
+    fa = tmp_path / "r.fa"
+    fa.write_text(">a first\nACGT\nAC\r\n>b\nGGG\n")
+    assert [(n, s, q) for n, s, q, _ in read_all(fa)] == [("a", "ACGTAC", None), ("b", "GGG", None)]
+    ubam = tmp_path / "r.bam"
+    header = pysam.AlignmentHeader.from_dict({"HD": {"VN": "1.6"}})
+    with pysam.AlignmentFile(str(ubam), "wb", header=header) as fh:
+        for name, seq in (("u1", "ACGTT"), ("u2", "GGA")):
+            rec = pysam.AlignedSegment(header)
+            rec.query_name, rec.query_sequence, rec.flag = name, seq, 4
+            rec.query_qualities = pysam.qualitystring_to_array("I" * len(seq))
+            fh.write(rec)
+    assert [(n, s, q) for n, s, q, _ in read_all(ubam)] == [("u1", "ACGTT", "IIIII"),
+                                                           ("u2", "GGA", "III")]
+
+
+@pytest.mark.parametrize("content, message", [
+    ("@r1\nACGT\n+\nIIII\n@r2\nACGT\n+\nIII\n",
+     r"x\.fq: line 8: SEQ and QUAL lengths differ \(4 vs 3\)"),
+    ("@r1\nACGT\nIIII\n@r2\n", r"x\.fq: line 3: missing '\+' separator line"),
+    ("@r1\nACGT\n+\nIIII\n@r2\nACG", r"x\.fq: line 6: truncated FASTQ record"),
+    ("@r1\nACGT\n+\nIIII\nr2\nACGT\n+\nIIII\n", r"x\.fq: line 5: expected a FASTQ header"),
+    ("@r1\n\n+\n\n", r"x\.fq: line 2: empty sequence"),
+    ("", r"x\.fq: empty file"),
+    ("\x00\x01\x02garbage\xff", r"x\.fq: line 1: not FASTQ, FASTA or BAM"),
+    ("@r1\nAC\x01T\n+\nIIII\n", r"x\.fq: line 2: invalid byte 0x01"),
+])
+def test_fastq_errors(tmp_path, content, message):
+    path = tmp_path / "x.fq"
+    path.write_bytes(content.encode("latin-1"))
+    with pytest.raises(InputError, match=message):
+        read_all(path)
+
+
+def test_error_line_numbers_cross_chunks(tmp_path):
+    """A bad record deep in a large file is reported at its own line."""
+    recs = [(f"r{i}", "ACGT" * 30, "I" * 120) for i in range(40_000)]
+    text = fastq(recs) + "@bad\nACGT\n+\nIII\n"
+    path = tmp_path / "big.fq"
+    path.write_text(text)
+    with pytest.raises(InputError, match=rf"big\.fq: line {4 * 40_000 + 4}: SEQ and QUAL"):
+        read_all(path, batch_size=100_000)

@@ -1,0 +1,59 @@
+# Settings and helpers of the example workflow (workflow/Snakefile includes this file).
+
+import os
+import shutil
+
+
+OUT = config.get("outdir", "results")
+NAME = config.get("name", "readalign")
+CHUNKS = list(range(int(config.get("chunks", 1))))
+if not CHUNKS:
+    raise ValueError("config key 'chunks' must be at least 1")
+
+
+def use_minimap2():
+    """Whether the upstream filter (minimap2) makes the candidates (config key 'upstream')."""
+    mode = str(config.get("upstream", "auto")).lower()
+    if mode == "auto":
+        return shutil.which("minimap2") is not None
+    if mode in ("true", "yes", "on", "minimap2"):
+        return True
+    if mode in ("false", "no", "off", "none"):
+        return False
+    raise ValueError(f"config key 'upstream' must be auto, true or false, not {mode!r}")
+
+
+def _bare(path):
+    path = path[:-3] if path.endswith(".gz") else path
+    return os.path.splitext(path)[1].lower().lstrip(".")
+
+
+def reads_suffix(path):
+    """File name suffix of the read chunks: the format of the reads file, uncompressed."""
+    ext = _bare(path)
+    if ext in ("bam", "ubam"):
+        return "bam"
+    if ext in ("fa", "fasta", "fna"):
+        return "fa"
+    return "fq"
+
+
+def candidates_suffix(path, fmt):
+    """File name suffix of the candidate chunks (their format decides how readalign reads them)."""
+    if fmt and fmt != "auto":
+        return fmt
+    ext = _bare(path)
+    return {"txt": "tsv", "tab": "tsv"}.get(ext, ext)
+
+
+USE_MINIMAP2 = use_minimap2()
+if USE_MINIMAP2:
+    CANDIDATES, CANDIDATES_FORMAT = f"{OUT}/upstream/minimap2.paf", "paf"
+else:
+    CANDIDATES = config["candidates"]
+    CANDIDATES_FORMAT = config.get("candidates_format", "auto")
+READS_EXT = reads_suffix(config["reads"])
+CANDS_EXT = candidates_suffix(CANDIDATES, CANDIDATES_FORMAT)
+CHUNK_READS = f"{OUT}/chunks/{{chunk}}.reads.{READS_EXT}"
+CHUNK_CANDIDATES = f"{OUT}/chunks/{{chunk}}.candidates.{CANDS_EXT}"
+CHUNK_BAM = f"{OUT}/aligned/{{chunk}}.bam"

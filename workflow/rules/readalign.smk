@@ -1,0 +1,53 @@
+# readalign as a Snakemake rule module.
+#
+# Load it with `include: "path/to/readalign/workflow/rules/readalign.smk"` or with
+# Snakemake's `module` directive; configure it under the `readalign` key of the config.
+# workflow/README.md documents every key. The main rule, `readalign_align`, turns
+# reference + reads + candidates into a BAM; `reads`, `candidates` and `output` may hold
+# wildcards ({sample}, {chunk}, ...), so one rule serves any number of samples or chunks.
+# A second rule, `readalign_faidx`, indexes the reference (switch it off with
+# `index_reference: false` when your workflow already has a rule for the .fai).
+
+
+include: "readalign_common.smk"
+
+
+if READALIGN_CONFIG["index_reference"]:
+
+    rule readalign_faidx:
+        input:
+            READALIGN_CONFIG["reference"],
+        output:
+            f'{READALIGN_CONFIG["reference"]}.fai',
+        log:
+            os.path.join(READALIGN_CONFIG["log_dir"], "faidx.log"),
+        conda:
+            "../../environment.yml"
+        shell:
+            "python -c 'import pysam, sys; pysam.faidx(sys.argv[1])' {input:q} 2> {log:q}"
+
+
+rule readalign_align:
+    input:
+        reference=READALIGN_CONFIG["reference"],
+        fai=f'{READALIGN_CONFIG["reference"]}.fai',
+        reads=READALIGN_CONFIG["reads"],
+        candidates=READALIGN_CONFIG["candidates"],
+    output:
+        bam=READALIGN_CONFIG["output"],
+        summary=readalign_summary_path(),
+    log:
+        readalign_log_path("log", ".log"),
+    benchmark:
+        readalign_log_path("benchmark", ".tsv")
+    params:
+        args=readalign_arguments(),
+    threads: int(READALIGN_CONFIG["threads"])
+    resources:
+        **readalign_resources(),
+    conda:
+        "../../environment.yml"
+    shell:
+        "readalign align --reference {input.reference:q} --reads {input.reads:q}"
+        " --candidates {input.candidates:q} {params.args} --threads {threads}"
+        " --summary-json {output.summary:q} -o {output.bam:q} 2> {log:q}"
