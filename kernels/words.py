@@ -24,6 +24,17 @@ Per-pair methods (global unit-cost edit distance, symmetric in its inputs):
 * **DP row** for pairs whose both sides exceed 64 symbols: one row of
   ``n + 1`` cells.
 
+GPU forms (also compiled for the CPU, where they are tested):
+
+* :func:`myers_voted`: bit-parallel over a *strided* text (symbol e at
+  ``t[tb + e * ts]``, so lanes read interleaved lists coalesced), masks from
+  a table or the sorted pair of arrays; the text loop ends when the warp
+  vote (``warp_all``) says every lane is done (finished or past the limit).
+* :func:`dp_regs`: the register-resident DP of the paper: a pattern of at
+  most ``dp_width`` symbols (a compile-time constant) and one row of
+  ``dp_width + 1`` cells, every loop over them of constant trip count, so
+  the compiler can unroll it and keep the row in registers.
+
 ``max_dist`` (``-1`` = no limit) abandons a pair as soon as its distance
 must exceed it. Every function then returns ``max_dist + 1`` for such a
 pair, so the results are ``min(distance, max_dist + 1)``: the same clipping
@@ -46,11 +57,20 @@ PEQ_SCAN = 2
 PEQ_MODES = {"table": PEQ_TABLE, "sorted": PEQ_SORTED, "scan": PEQ_SCAN}
 
 
-def build(device_jit) -> SimpleNamespace:
-    """Compile the per-pair distance functions with ``device_jit``."""
+def build(device_jit, warp_all=None, dp_width: int = WORD_BITS) -> SimpleNamespace:
+    """Compile the per-pair distance functions with ``device_jit``.
+
+    ``warp_all(done)`` is the warp vote (default: each caller votes alone, as
+    on the CPU); ``dp_width`` is the pattern capacity of :func:`dp_regs`.
+    """
     ZERO = np.uint64(0)
     ONE = np.uint64(1)
     ALL = ~np.uint64(0)
+    W = int(dp_width)
+    if warp_all is None:
+        @device_jit
+        def warp_all(done):
+            return done
 
     @device_jit
     def clip(d, max_dist):
@@ -232,7 +252,76 @@ def build(device_jit) -> SimpleNamespace:
             return myers_scan(a, ab, m, b, bb, n, max_dist)
         return dp_row(b, bb, n, a, ab, m, row, rb, max_dist)
 
+    @device_jit
+    def myers_voted(peq, pb, syms, masks, u, m, t, tb, ts, n, max_dist):
+        """Distance of a pattern (m <= 64) to the strided text ``t[tb + e * ts]``, e < n.
+
+        Masks come from ``peq[pb + c]`` (table) when ``u < 0``, else from the
+        ``u`` sorted symbols of :func:`peq_sorted`. Lanes that are done idle
+        until the warp vote ends the loop for all of them.
+        """
+        if m == 0 or n == 0:
+            return clip(m + n, max_dist)
+        hb = ONE << np.uint64(m - 1)
+        pv = ALL
+        mv = ZERO
+        score = m
+        dead = hopeless(m, n, max_dist)
+        e = 0
+        while not warp_all(dead or e >= n):
+            if not dead and e < n:
+                c = t[tb + e * ts]
+                eq = peq[pb + c] if u < 0 else lookup_sorted(syms, masks, u, c)
+                pv, mv, d = step(eq, pv, mv, hb)
+                score += d
+                dead = give_up(score, n - 1 - e, max_dist)
+            e += 1
+        if dead:
+            return max_dist + 1
+        return clip(score, max_dist)
+
+    @device_jit
+    def dp_regs(a, ab, as_, m, b, bb, bs, n, pat, row, max_dist):
+        """Distance by a DP row of ``dp_width + 1`` cells; pattern ``a`` (m <= dp_width).
+
+        ``a[ab + k * as_]`` and ``b[bb + e * bs]`` are the symbols; ``pat``
+        (dp_width) and ``row`` (dp_width + 1) are scratch. Columns past m are
+        computed but never read, so every inner loop has a constant trip count.
+        """
+        if m == 0 or n == 0:
+            return clip(m + n, max_dist)
+        for k in range(W):
+            pat[k] = a[ab + min(k, m - 1) * as_]
+        for k in range(W + 1):
+            row[k] = k
+        dead = hopeless(m, n, max_dist)
+        e = 0
+        while not warp_all(dead or e >= n):
+            if not dead and e < n:
+                c = b[bb + e * bs]
+                diag = row[0]
+                row[0] = e + 1
+                rest = n - 1 - e
+                low = e + 1 + abs(m - rest)
+                for k in range(1, W + 1):
+                    up = row[k]
+                    v = min(diag + np.int32(pat[k - 1] != c), min(up, row[k - 1]) + 1)
+                    diag = up
+                    row[k] = v
+                    if k <= m:
+                        low = min(low, v + abs((m - k) - rest))
+                dead = max_dist >= 0 and low > max_dist
+            e += 1
+        if dead:
+            return max_dist + 1
+        d = 0
+        for k in range(W + 1):
+            if k == m:
+                d = row[k]
+        return clip(d, max_dist)
+
     return SimpleNamespace(
+        myers_voted=myers_voted, dp_regs=dp_regs, warp_all=warp_all, hopeless=hopeless,
         clip=clip, step=step, peq_set=peq_set, peq_clear=peq_clear, myers_table=myers_table,
         peq_sorted=peq_sorted, lookup_sorted=lookup_sorted, myers_sorted=myers_sorted,
         myers_scan=myers_scan, dp_row=dp_row, pair_generic=pair_generic,

@@ -18,7 +18,7 @@ import struct
 import sys
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .errors import InputError
 
@@ -144,6 +144,86 @@ def _tag_i(buf, o, a, b, v):
 
 
 @njit(cache=True, nogil=True)
+def _ndigits(v):
+    """Number of decimal digits of non-negative ``v``."""
+    n = 1
+    while v >= 10:
+        n += 1
+        v //= 10
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _md(out, o, dry, p, q, q_off, ops, op_off, contig, win_start, ref_start, ref, ref_codes,
+        contig_off):
+    """MD string of pair ``p`` (from its CIGAR, oriented read and window) at ``out[o]``.
+
+    With ``dry`` nothing is written: only the length is measured.
+    Returns (offset after the string, without its NUL; NM).
+    """
+    nm = 0
+    run = 0
+    qi = q_off[p]
+    g = contig_off[contig[p]] + win_start[p] + ref_start[p]
+    for k in range(op_off[p], op_off[p + 1]):
+        op = ops[k]
+        length = op >> 4
+        code = op & 15
+        if code == 0 or code == 7 or code == 8:
+            for x in range(length):
+                rc = q[qi + x]
+                if rc == ref_codes[ref[g + x]] and rc < 4:
+                    run += 1
+                else:
+                    if dry:
+                        o += _ndigits(run) + 1
+                    else:
+                        o = _digits(out, o, run)
+                        out[o] = ref[g + x]
+                        o += 1
+                    run = 0
+                    nm += 1
+            qi += length
+            g += length
+        elif code == 1:
+            qi += length
+            nm += length
+        elif code == 2:
+            if dry:
+                o += _ndigits(run) + 1 + length
+            else:
+                o = _digits(out, o, run)
+                out[o] = 94  # '^'
+                o += 1
+                for x in range(length):
+                    out[o + x] = ref[g + x]
+                o += length
+            g += length
+            run = 0
+            nm += length
+    if dry:
+        return o + _ndigits(run), nm
+    return _digits(out, o, run), nm
+
+
+@njit(cache=True, nogil=True)
+def _record_size(r, p, xs, name_off, seq_off, q, q_off, contig, win_start, ref_start, ops,
+                 op_off, ref, ref_codes, contig_off, nrg):
+    """Exact size in bytes of the record of read ``r`` / pair ``p`` (unmapped if p < 0)."""
+    m = seq_off[r + 1] - seq_off[r]
+    size = 4 + 32 + name_off[r + 1] - name_off[r] + 1 + (m + 1) // 2 + m
+    if p >= 0:
+        md_end, _ = _md(ref_codes, 0, True, p, q, q_off, ops, op_off, contig, win_start,
+                        ref_start, ref, ref_codes, contig_off)
+        size += 4 * (op_off[p + 1] - op_off[p]) + 7 + 3 + md_end + 1 + 7
+        if xs >= 0:
+            size += 7
+    if nrg > 0:
+        size += 3 + nrg + 1
+    return size
+
+
+@njit(cache=True, nogil=True)
 def _record(out, o, r, p, flag, mapq, xs, names, name_off, seq, seq_off, qual, has_qual,
             q, q_off, contig, strand, win_start, dist, ref_start, ref_end, ops, op_off,
             ref, ref_codes, contig_off, nt16, comp16, rg):
@@ -201,49 +281,12 @@ def _record(out, o, r, p, flag, mapq, xs, names, name_off, seq, seq_off, qual, h
             out[o + k] = qual[s0 + k] - 33
     o += m
     if p >= 0:
-        # MD and NM from the CIGAR, the oriented read and the window
         nm_at = o
-        o += 7
-        out[o] = 77
-        out[o + 1] = 68
-        out[o + 2] = 90  # 'MDZ'
-        o += 3
-        nm = 0
-        run = 0
-        qi = q_off[p]
-        g = contig_off[contig[p]] + win_start[p] + ref_start[p]
-        for k in range(ncig):
-            op = ops[op_off[p] + k]
-            length = op >> 4
-            code = op & 15
-            if code == 0 or code == 7 or code == 8:
-                for x in range(length):
-                    rc = q[qi + x]
-                    tc = ref_codes[ref[g + x]]
-                    if rc == tc and rc < 4:
-                        run += 1
-                    else:
-                        o = _digits(out, o, run)
-                        out[o] = ref[g + x]
-                        o += 1
-                        run = 0
-                        nm += 1
-                qi += length
-                g += length
-            elif code == 1:
-                qi += length
-                nm += length
-            elif code == 2:
-                o = _digits(out, o, run)
-                out[o] = 94  # '^'
-                o += 1
-                for x in range(length):
-                    out[o + x] = ref[g + x]
-                o += length
-                g += length
-                run = 0
-                nm += length
-        o = _digits(out, o, run)
+        out[o + 7] = 77
+        out[o + 8] = 68
+        out[o + 9] = 90  # 'MDZ'
+        o, nm = _md(out, o + 10, False, p, q, q_off, ops, op_off, contig, win_start, ref_start,
+                    ref, ref_codes, contig_off)
         out[o] = 0
         o += 1
         _tag_i(out, nm_at, 78, 77, nm)
@@ -265,58 +308,87 @@ def _record(out, o, r, p, flag, mapq, xs, names, name_off, seq, seq_off, qual, h
 
 
 @njit(cache=True, nogil=True)
-def _bound(m, ln, ncig, span, nrg):
-    """An upper bound on a record's size."""
-    return 64 + ln + 4 * ncig + m + (m + 1) // 2 + (span + ncig + 2) * 12 + nrg
+def _emits(r, p, secondary, valid, best):
+    """Whether pair ``p`` of read ``r`` gets a record (its primary, or a valid secondary)."""
+    return p == best[r] or (secondary and valid[p] and best[r] >= 0)
 
 
-@njit(cache=True, nogil=True)
-def pack_records(names, name_off, seq, seq_off, qual, has_qual, q, q_off, pair_lo, pair_hi,
-                 contig, strand, win_start, dist, ref_start, ref_end, ops, op_off, valid, best,
-                 second, mapq, secondary, ref, ref_codes, contig_off, nt16, comp16, rg):
-    """Pack every read of a batch as BAM records, in read order.
-
-    Each read gets its primary record (or an unmapped one), followed by its
-    other valid alignments as secondary records when ``secondary``.
-    Returns (bytes, records written, secondary records written).
-    """
+@njit(cache=True, parallel=True)
+def _sizes(name_off, seq_off, q, q_off, pair_lo, pair_hi, contig, win_start, ref_start, ops,
+           op_off, valid, best, second, secondary, ref, ref_codes, contig_off, nrg):
+    """Bytes and records (and secondary records) each read's records take, in parallel."""
     nreads = name_off.shape[0] - 1
-    total = 0
-    for r in range(nreads):
-        m = seq_off[r + 1] - seq_off[r]
-        ln = name_off[r + 1] - name_off[r]
-        total += _bound(m, ln, 0, 0, rg.shape[0])
+    size = np.zeros(nreads, np.int64)
+    nrec = np.zeros(nreads, np.int64)
+    for r in prange(nreads):
+        if best[r] < 0:
+            size[r] = _record_size(r, -1, -1, name_off, seq_off, q, q_off, contig, win_start,
+                                   ref_start, ops, op_off, ref, ref_codes, contig_off, nrg)
+            nrec[r] = 1
+            continue
+        s = 0
+        k = 0
         for p in range(pair_lo[r], pair_hi[r]):
-            if valid[p] and (secondary or p == best[r]):
-                total += _bound(m, ln, op_off[p + 1] - op_off[p], ref_end[p] - ref_start[p],
-                                rg.shape[0])
-    out = np.empty(total, np.uint8)
-    o = 0
-    nrec = 0
-    nsec = 0
-    for r in range(nreads):
+            if _emits(r, p, secondary, valid, best):
+                xs = second[r] if p == best[r] else -1
+                s += _record_size(r, p, xs, name_off, seq_off, q, q_off, contig, win_start,
+                                  ref_start, ops, op_off, ref, ref_codes, contig_off, nrg)
+                k += 1
+        size[r] = s
+        nrec[r] = k
+    return size, nrec
+
+
+@njit(cache=True, parallel=True)
+def _fill(out, start, names, name_off, seq, seq_off, qual, has_qual, q, q_off, pair_lo,
+          pair_hi, contig, strand, win_start, dist, ref_start, ref_end, ops, op_off, valid, best,
+          second, mapq, secondary, ref, ref_codes, contig_off, nt16, comp16, rg):
+    """Write each read's records at ``out[start[r]]``, in parallel over reads."""
+    nreads = name_off.shape[0] - 1
+    for r in prange(nreads):
         b = best[r]
         if b < 0:
-            o = _record(out, o, r, -1, FLAG_UNMAPPED, 0, -1, names, name_off, seq, seq_off, qual,
-                        has_qual, q, q_off, contig, strand, win_start, dist, ref_start, ref_end,
-                        ops, op_off, ref, ref_codes, contig_off, nt16, comp16, rg)
-            nrec += 1
+            _record(out, start[r], r, -1, FLAG_UNMAPPED, 0, -1, names, name_off, seq, seq_off,
+                    qual, has_qual, q, q_off, contig, strand, win_start, dist, ref_start,
+                    ref_end, ops, op_off, ref, ref_codes, contig_off, nt16, comp16, rg)
             continue
-        flag = FLAG_REVERSE if strand[b] == 1 else 0
-        o = _record(out, o, r, b, flag, mapq[r], second[r], names, name_off, seq, seq_off, qual,
-                    has_qual, q, q_off, contig, strand, win_start, dist, ref_start, ref_end, ops,
-                    op_off, ref, ref_codes, contig_off, nt16, comp16, rg)
-        nrec += 1
-        if secondary:
-            for p in range(pair_lo[r], pair_hi[r]):
-                if valid[p] and p != b:
-                    flag = FLAG_SECONDARY | (FLAG_REVERSE if strand[p] == 1 else 0)
-                    o = _record(out, o, r, p, flag, 0, -1, names, name_off, seq, seq_off, qual,
-                                has_qual, q, q_off, contig, strand, win_start, dist, ref_start,
-                                ref_end, ops, op_off, ref, ref_codes, contig_off, nt16, comp16, rg)
-                    nrec += 1
-                    nsec += 1
-    return out[:o], nrec, nsec
+        o = _record(out, start[r], r, b, FLAG_REVERSE if strand[b] == 1 else 0, mapq[r],
+                    second[r], names, name_off, seq, seq_off, qual, has_qual, q, q_off, contig,
+                    strand, win_start, dist, ref_start, ref_end, ops, op_off, ref, ref_codes,
+                    contig_off, nt16, comp16, rg)
+        if not secondary:
+            continue
+        for p in range(pair_lo[r], pair_hi[r]):
+            if p != b and _emits(r, p, secondary, valid, best):
+                flag = FLAG_SECONDARY | (FLAG_REVERSE if strand[p] == 1 else 0)
+                o = _record(out, o, r, p, flag, 0, -1, names, name_off, seq, seq_off, qual,
+                            has_qual, q, q_off, contig, strand, win_start, dist, ref_start,
+                            ref_end, ops, op_off, ref, ref_codes, contig_off, nt16, comp16, rg)
+
+
+def pack_records(names, name_off, seq, seq_off, qual, has_qual, q, q_off, pair_lo, pair_hi,
+                 contig, strand, win_start, dist, ref_start, ref_end, ops, op_off, valid, best,
+                 second, mapq, secondary, ref, ref_codes, contig_off, nt16, comp16,
+                 rg) -> tuple[np.ndarray, int, int]:
+    """Pack every read of a batch as BAM records, in read order, on every core.
+
+    Each read gets its primary record (or an unmapped one), followed by its
+    other valid alignments as secondary records when ``secondary``. Every
+    record is sized exactly first; a prefix sum gives each read its offset;
+    then all records are written in parallel.
+    Returns (bytes, records written, secondary records written).
+    """
+    size, nrec = _sizes(name_off, seq_off, q, q_off, pair_lo, pair_hi, contig, win_start,
+                        ref_start, ops, op_off, valid, best, second, secondary, ref, ref_codes,
+                        contig_off, rg.shape[0])
+    start = np.zeros(size.shape[0] + 1, np.int64)
+    np.cumsum(size, out=start[1:])
+    out = np.empty(int(start[-1]), np.uint8)
+    _fill(out, start, names, name_off, seq, seq_off, qual, has_qual, q, q_off, pair_lo, pair_hi,
+          contig, strand, win_start, dist, ref_start, ref_end, ops, op_off, valid, best, second,
+          mapq, secondary, ref, ref_codes, contig_off, nt16, comp16, rg)
+    total = int(nrec.sum())
+    return out, total, total - nrec.shape[0]
 
 
 # ---------------------------------------------------------------- htslib BGZF writer

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .encoding import N_CODE, Packed
 
@@ -80,8 +80,8 @@ class Pairs:
 
 
 @njit(cache=True, nogil=True)
-def _build(seq, seq_off, read, codes, ref, contig_off, contig_len, contig, start, end, strand,
-           pad):
+def _windows(seq_off, read, contig_len, contig, start, end, pad):
+    """Padded, clipped windows and the offsets of each pair's read and window."""
     n = read.shape[0]
     ws = np.empty(n, np.int64)
     we = np.empty(n, np.int64)
@@ -94,9 +94,17 @@ def _build(seq, seq_off, read, codes, ref, contig_off, contig_len, contig, start
         r = read[p]
         q_off[p + 1] = q_off[p] + seq_off[r + 1] - seq_off[r]
         t_off[p + 1] = t_off[p] + we[p] - ws[p]
+    return ws, we, q_off, t_off
+
+
+@njit(cache=True, parallel=True)
+def _build(seq, seq_off, read, codes, ref, contig_off, contig_len, contig, start, end, strand,
+           pad):
+    ws, we, q_off, t_off = _windows(seq_off, read, contig_len, contig, start, end, pad)
+    n = read.shape[0]
     q = np.zeros(q_off[n] + 1, np.uint8)
     t = np.zeros(t_off[n] + 1, np.uint8)
-    for p in range(n):
+    for p in prange(n):
         r = read[p]
         s0 = seq_off[r]
         m = seq_off[r + 1] - s0

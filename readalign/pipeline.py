@@ -3,7 +3,10 @@
 Reads are taken in batches; the candidates of those reads (grouped by read,
 in the order of the reads file) are matched to them as both files stream.
 Each batch is built into pairs, aligned in one engine call, reduced to the
-best candidate per read and packed into BAM records.
+best candidate per read and packed into BAM records. Three stages overlap:
+a reader thread parses the next batch and builds its pairs, the calling
+thread runs the kernel, and a writer thread assembles and compresses the
+previous batch; each stage's compiled loops run on every core.
 """
 
 from __future__ import annotations
@@ -12,22 +15,25 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 
+import numba
 import numpy as np
 
 from . import backends
 from .bam import CODES, COMP16, NT16, Output, header_bytes, header_text, pack_records, parse_rg
-from .encoding import N_CODE
+from .encoding import N_CODE, Packed
 from .engine import Job, align_packed
 from .errors import InputError
 from .io._text import display
 from .io.candidates import CandidateChunk, iter_candidates
 from .io.reads import ReadBatch, iter_reads
 from .io.reference import Reference
-from .pairs import DEFAULT_PAD, build_pairs, find_name, match_reads
-from .select import select_best
+from .overlap import Consumer, Inline, concurrent_launches_ok, numba_threads, prefetch
+from .pairs import DEFAULT_PAD, Pairs, build_pairs, find_name, match_reads
+from .result import AlignResult
+from .select import read_bounds, select_best
 
 log = logging.getLogger("readalign")
 
@@ -154,37 +160,65 @@ class CandidateStream:
                 "the reads)")
 
 
-def _align_batch(batch: ReadBatch, cands: CandidateChunk | None, read_idx: np.ndarray,
-                 ref: Reference, opts: Options, backend: str, summary: Summary) -> np.ndarray:
-    st = summary.stage_seconds
-    t0 = time.perf_counter()
-    if cands is None:
-        cands = CandidateChunk(np.zeros(0, np.uint8), np.zeros(1, np.int64),
-                               np.zeros(0, np.int32), np.zeros(0, np.int64),
-                               np.zeros(0, np.int64), np.zeros(0, np.int8), np.zeros(0, np.int64))
-    pairs = build_pairs(batch.seq, batch.seq_off, read_idx, cands.contig, cands.start, cands.end,
-                        cands.strand, ref, opts.pad)
-    t1 = time.perf_counter()
-    st["pairs"] += t1 - t0
-    job = Job(infix=True, max_distance=-1 if opts.max_distance is None else opts.max_distance,
-              n_code=N_CODE, eqx=opts.eqx, with_cigar=True, k=8)
-    res = align_packed(pairs.q, pairs.t, job, backend, opts.threads)
-    t2 = time.perf_counter()
-    st["align"] += t2 - t1
+@dataclass
+class Work:
+    """One batch on its way through the stages."""
+
+    batch: ReadBatch
+    pairs: Pairs
+    res: AlignResult | None = None
+
+
+Aligner = Callable[[Packed, Packed, Job, str, int], AlignResult]
+"""The kernel stage: ``align_packed``'s signature (benchmarks substitute a stand-in)."""
+
+
+def _no_candidates() -> CandidateChunk:
+    return CandidateChunk(np.zeros(0, np.uint8), np.zeros(1, np.int64), np.zeros(0, np.int32),
+                          np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int8),
+                          np.zeros(0, np.int64))
+
+
+def _read_stage(batches: Iterator[ReadBatch], cands: CandidateStream, ref: Reference,
+                opts: Options, st: dict[str, float]) -> Iterator[Work]:
+    """Parse batches, match their candidates and build the pairs (stages read, pairs)."""
+    while True:
+        t0 = time.perf_counter()
+        batch = next(batches, None)
+        if batch is None:
+            cands.finish()
+            return
+        chunk, read_idx = cands.take(batch)
+        chunk = chunk if chunk is not None else _no_candidates()
+        t1 = time.perf_counter()
+        st["read"] += t1 - t0
+        pairs = build_pairs(batch.seq, batch.seq_off, read_idx, chunk.contig, chunk.start,
+                            chunk.end, chunk.strand, ref, opts.pad)
+        st["pairs"] += time.perf_counter() - t1
+        yield Work(batch, pairs)
+
+
+def _job(opts: Options) -> Job:
+    return Job(infix=True, max_distance=-1 if opts.max_distance is None else opts.max_distance,
+               n_code=N_CODE, eqx=opts.eqx, with_cigar=True, k=8)
+
+
+def assemble(work: Work, ref: Reference, opts: Options, summary: Summary) -> np.ndarray:
+    """Best candidate per read, MAPQ, and the batch's BAM records (stage assemble)."""
+    batch, pairs, res = work.batch, work.pairs, work.res
     n = len(batch)
     valid, best, second, mapq = select_best(n, pairs.read, res.distance, res.ref_start,
                                             res.ref_end, pairs.contig, pairs.strand,
                                             pairs.win_start)
-    bounds = np.searchsorted(pairs.read, np.arange(n + 1))
+    lo, hi = read_bounds(n, pairs.read)
     qual = batch.qual if batch.qual is not None else np.zeros(0, np.uint8)
     rg = np.frombuffer(opts_rg_id(opts).encode(), np.uint8)
     buf, nrec, nsec = pack_records(
         batch.names, batch.name_off, batch.seq, batch.seq_off, qual, batch.qual is not None,
-        pairs.q.data, pairs.q.offsets, bounds[:-1], bounds[1:], pairs.contig, pairs.strand,
+        pairs.q.data, pairs.q.offsets, lo, hi, pairs.contig, pairs.strand,
         pairs.win_start, res.distance, res.ref_start, res.ref_end, res.cigar_ops,
         res.cigar_offsets, valid, best, second, mapq, opts.secondary, ref.flat, CODES,
         ref.offsets, NT16, COMP16, rg)
-    st["assemble"] += time.perf_counter() - t2
     aligned = int((best >= 0).sum())
     summary.reads_in += n
     summary.aligned += aligned
@@ -209,64 +243,53 @@ def _progress(summary: Summary, start: float) -> None:
     sys.stderr.flush()
 
 
-def _prefetch(batches: Iterator[ReadBatch], cands: CandidateStream):
-    """Read the next batch and its candidates in a thread while this one is aligned.
+def _write_stage(out: Output, ref: Reference, opts: Options, summary: Summary,
+                 start: float) -> Callable[[Work], None]:
+    """The consumer of aligned batches: assemble, then hand to the BGZF writer."""
+    st = summary.stage_seconds
 
-    The parsers are compiled without the GIL, so reading overlaps alignment,
-    assembly and compression. Errors re-raise here, in order.
-    """
-    import queue
-    import threading
+    def write(work: Work) -> None:
+        t0 = time.perf_counter()
+        buf = assemble(work, ref, opts, summary)
+        t1 = time.perf_counter()
+        st["assemble"] += t1 - t0
+        out.writer.write(buf)
+        st["write"] += time.perf_counter() - t1
+        if opts.progress:
+            _progress(summary, start)
 
-    q: queue.Queue = queue.Queue(maxsize=1)
-    stop = threading.Event()
-
-    def work() -> None:
-        try:
-            for batch in batches:
-                item = (batch, *cands.take(batch))
-                while not stop.is_set():
-                    try:
-                        q.put(item, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            q.put(None)
-        except BaseException as exc:  # handed to the consumer
-            q.put(exc)
-
-    thread = threading.Thread(target=work, name="readalign-reader", daemon=True)
-    thread.start()
-    try:
-        while True:
-            item = q.get()
-            if item is None:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        thread.join(timeout=5)
+    return write
 
 
-def run(opts: Options) -> Summary:
-    """Run the whole pipeline; the output appears only if everything succeeded."""
-    start = time.perf_counter()
-    summary = Summary()
-    rg = parse_rg(opts.rg)
+def _check(opts: Options) -> None:
     if opts.pad < 0:
         raise InputError(f"--pad must be >= 0, got {opts.pad}")
     if opts.batch_size < 1:
         raise InputError(f"--batch-size must be >= 1, got {opts.batch_size}")
+
+
+def run(opts: Options, aligner: Aligner | None = None) -> Summary:
+    """Run the whole pipeline; the output appears only if everything succeeded.
+
+    Reading (and pair building) of the next batch, alignment of the current
+    one and assembly + compression of the previous one run concurrently.
+    ``aligner`` replaces the kernel stage (benchmarks time the rest with a stand-in).
+    """
+    start = time.perf_counter()
+    summary = Summary()
+    rg = parse_rg(opts.rg)
+    _check(opts)
+    align = aligner or align_packed
+    concurrent = concurrent_launches_ok()
+    main_threads = numba.get_num_threads()
+    numba_threads(opts.threads)
     ref = Reference(opts.reference)
     backend = backends.resolve(opts.backend)
     summary.backend = backend
     quiet = _QuietBackendLog()
     log.addFilter(quiet)
     out = Output(opts.output, opts.sam, opts.sort, opts.threads)
+    writer: Consumer | Inline | None = None
     try:
         text = header_text(ref.names, ref.lengths, opts.version, opts.command_line,
                            rg[0] if rg else None)
@@ -274,26 +297,27 @@ def run(opts: Options) -> Summary:
         cands = CandidateStream(iter_candidates(opts.candidates, ref, opts.candidates_format),
                                 opts.candidates, opts.reads)
         st = summary.stage_seconds
-        t = time.perf_counter()
-        for batch, chunk, idx in _prefetch(iter_reads(opts.reads, opts.batch_size), cands):
-            t1 = time.perf_counter()
-            st["read"] += t1 - t
-            buf = _align_batch(batch, chunk, idx, ref, opts, backend, summary)
-            t2 = time.perf_counter()
-            out.writer.write(buf)
+        work = _read_stage(iter_reads(opts.reads, opts.batch_size), cands, ref, opts, st)
+        write = _write_stage(out, ref, opts, summary, start)
+        writer = Consumer(write, opts.threads) if concurrent else Inline(write)
+        job = _job(opts)
+        for item in prefetch(work, opts.threads) if concurrent else work:
             t = time.perf_counter()
-            st["write"] += t - t2
-            if opts.progress:
-                _progress(summary, start)
-        cands.finish()
+            item.res = align(item.pairs.q, item.pairs.t, job, backend, opts.threads)
+            st["align"] += time.perf_counter() - t
+            writer.put(item)
+        writer.close()
         t = time.perf_counter()
         out.finish()
         st["write"] += time.perf_counter() - t
     except BaseException:
+        if writer is not None:
+            writer.abort()
         out.fail()
         raise
     finally:
         log.removeFilter(quiet)
+        numba.set_num_threads(main_threads)
         ref.close()
         if opts.progress:
             sys.stderr.write("\n")

@@ -15,51 +15,76 @@ alignment: it is treated as if the candidate failed.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 MAPQ_MAX = 60
 MAPQ_PER_EDIT = 10
 
 
 @njit(cache=True, nogil=True)
-def select_best(nreads, read, dist, ref_start, ref_end, contig, strand, win_start):
-    """Return (valid per pair, best pair per read or -1, second-best distance or -1, MAPQ)."""
-    npairs = read.shape[0]
-    valid = np.zeros(npairs, np.bool_)
-    best = np.full(nreads, -1, np.int64)
-    second = np.full(nreads, -1, np.int32)
-    mapq = np.zeros(nreads, np.uint8)
+def read_bounds(nreads, read):
+    """Pairs of read r are ``lo[r]:hi[r]`` (``read`` is non-decreasing)."""
+    lo = np.zeros(nreads, np.int64)
+    hi = np.zeros(nreads, np.int64)
     p = 0
+    npairs = read.shape[0]
     while p < npairs:
         r = read[p]
         q = p
         while q < npairs and read[q] == r:
             q += 1
-        for x in range(p, q):
-            if dist[x] < 0 or ref_end[x] <= ref_start[x]:
-                continue
-            dup = False
-            pos = win_start[x] + ref_start[x]
-            for y in range(p, x):
-                if valid[y] and contig[y] == contig[x] and strand[y] == strand[x] \
-                        and win_start[y] + ref_start[y] == pos:
-                    dup = True
-                    break
-            valid[x] = not dup
+        lo[r] = p
+        hi[r] = q
+        p = q
+    return lo, hi
+
+
+@njit(cache=True, nogil=True)
+def _validate(p, q, valid, dist, ref_start, ref_end, contig, strand, win_start):
+    """Mark pairs ``p:q`` (one read) valid: aligned, with a reference span, not a duplicate."""
+    for x in range(p, q):
+        if dist[x] < 0 or ref_end[x] <= ref_start[x]:
+            continue
+        dup = False
+        pos = win_start[x] + ref_start[x]
+        for y in range(p, x):
+            if valid[y] and contig[y] == contig[x] and strand[y] == strand[x] \
+                    and win_start[y] + ref_start[y] == pos:
+                dup = True
+                break
+        valid[x] = not dup
+
+
+@njit(cache=True, parallel=True)
+def select_best(nreads, read, dist, ref_start, ref_end, contig, strand, win_start):
+    """Return (valid per pair, best pair per read or -1, second-best distance or -1, MAPQ).
+
+    Reads are independent: they are processed in parallel.
+    """
+    npairs = read.shape[0]
+    lo, hi = read_bounds(nreads, read)
+    valid = np.zeros(npairs, np.bool_)
+    best = np.full(nreads, -1, np.int64)
+    second = np.full(nreads, -1, np.int32)
+    mapq = np.zeros(nreads, np.uint8)
+    for r in prange(nreads):
+        p = lo[r]
+        q = hi[r]
+        _validate(p, q, valid, dist, ref_start, ref_end, contig, strand, win_start)
         b = -1
         for x in range(p, q):
             if valid[x] and (b < 0 or dist[x] < dist[b]):
                 b = x
-        if b >= 0:
-            d2 = -1
-            for x in range(p, q):
-                if valid[x] and x != b and (d2 < 0 or dist[x] < d2):
-                    d2 = dist[x]
-            best[r] = b
-            second[r] = d2
-            if d2 < 0:
-                mapq[r] = MAPQ_MAX
-            else:
-                mapq[r] = min(MAPQ_MAX, MAPQ_PER_EDIT * (d2 - dist[b]))
-        p = q
+        if b < 0:
+            continue
+        d2 = -1
+        for x in range(p, q):
+            if valid[x] and x != b and (d2 < 0 or dist[x] < d2):
+                d2 = dist[x]
+        best[r] = b
+        second[r] = d2
+        if d2 < 0:
+            mapq[r] = MAPQ_MAX
+        else:
+            mapq[r] = min(MAPQ_MAX, MAPQ_PER_EDIT * (d2 - dist[b]))
     return valid, best, second, mapq

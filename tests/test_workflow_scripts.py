@@ -232,10 +232,12 @@ def test_merge_sorts_indexes_and_combines_headers(tmp_path, sort_order):
 
 
 def test_merged_header_rejects_different_references():
-    h1 = {"SQ": [{"SN": "chrA", "LN": 5000}]}
+    h1 = {"HD": {"VN": "1.6", "SO": "unsorted", "GO": "query"},
+          "SQ": [{"SN": "chrA", "LN": 5000}]}
     h2 = {"SQ": [{"SN": "chrA", "LN": 4999}]}
     with pytest.raises(merge.MergeError, match="b.bam: its @SQ lines differ"):
         merge.merged_header([h1, h2], ["a.bam", "b.bam"])
+    assert merge.merged_header([h1, h1])["HD"] == {"VN": "1.6", "SO": "coordinate"}
 
 
 def test_merged_header_drops_identical_pg_and_renames_pp_chains():

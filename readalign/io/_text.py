@@ -6,8 +6,9 @@ import gzip
 import os
 from typing import BinaryIO
 
+import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..errors import InputError
 
@@ -48,20 +49,65 @@ def read_chunk(stream: BinaryIO, path: str, size: int = CHUNK_BYTES) -> bytes:
         raise InputError(f"{display(path)}: corrupt or truncated compressed data ({exc})") from None
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, parallel=True)
 def gather_spans(buf, starts, ends):
-    """Concatenate ``buf[starts[i]:ends[i]]`` into one array plus int64 offsets."""
+    """Concatenate ``buf[starts[i]:ends[i]]`` into one array plus int64 offsets (parallel)."""
     n = starts.shape[0]
     off = np.zeros(n + 1, np.int64)
     for i in range(n):
         off[i + 1] = off[i] + (ends[i] - starts[i])
     out = np.empty(off[n], np.uint8)
-    for i in range(n):
+    for i in prange(n):
         s = starts[i]
         o = off[i]
         for k in range(ends[i] - s):
             out[o + k] = buf[s + k]
     return out, off
+
+
+def line_ends(buf: np.ndarray, final: bool) -> np.ndarray:
+    """Offsets of every ``\n`` in ``buf``, found in parallel over pieces of the buffer.
+
+    With ``final``, bytes after the last newline form one more line, ending at
+    ``len(buf)``. Line i spans ``ends[i-1] + 1`` (0 for the first) to ``ends[i]``.
+    """
+    pieces = max(1, min(4 * numba.get_num_threads(), buf.shape[0] // 65536 + 1))
+    return _line_ends(buf, final, pieces)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _line_ends(buf, final, pieces):
+    n = buf.shape[0]
+    counts = np.zeros(pieces + 1, np.int64)
+    for i in prange(pieces):
+        c = 0
+        for k in range(i * n // pieces, (i + 1) * n // pieces):
+            if buf[k] == 10:
+                c += 1
+        counts[i + 1] = c
+    for i in range(pieces):
+        counts[i + 1] += counts[i]
+    extra = 1 if final and n > 0 and buf[n - 1] != 10 else 0
+    out = np.empty(counts[pieces] + extra, np.int64)
+    for i in prange(pieces):
+        o = counts[i]
+        for k in range(i * n // pieces, (i + 1) * n // pieces):
+            if buf[k] == 10:
+                out[o] = k
+                o += 1
+    if extra:
+        out[out.shape[0] - 1] = n
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def line_span(buf, ends, i):
+    """Start and end (without CR/LF) of line ``i`` given :func:`line_ends`."""
+    s = ends[i - 1] + 1 if i > 0 else 0
+    e = ends[i]
+    if e > s and buf[e - 1] == 13:
+        e -= 1
+    return s, e
 
 
 @njit(cache=True, nogil=True)
@@ -87,43 +133,35 @@ def fnv1a(buf, s, e):
     return h
 
 
-@njit(cache=True, nogil=True)
-def split_lines(buf, final, nfields, fs, fe, nf, line_start):
-    """Split ``buf`` into tab-separated lines, recording up to ``nfields`` field spans.
+@njit(cache=True, nogil=True, parallel=True)
+def split_fields(buf, ends, lo, hi, nfields):
+    """Split lines ``lo:hi`` (see :func:`line_ends`) at tabs, in parallel over lines.
 
-    Fills ``fs``/``fe`` (lines x nfields) with field spans, ``nf`` with the
-    field count of each line (0 for an empty line) and ``line_start`` with each
-    line's offset. A trailing ``\\r`` is dropped. Stops at the arrays' capacity
-    or at a line without a newline unless ``final``. Returns (lines, consumed bytes).
+    Returns ``fs``/``fe`` (lines x nfields) with the spans of the first
+    ``nfields`` fields, ``nf`` with the field count of each line (0 for an
+    empty line) and ``line_start`` with each line's offset. A trailing ``\r``
+    is dropped.
     """
-    cap = nf.shape[0]
-    n = buf.shape[0]
-    pos = 0
-    lines = 0
-    while lines < cap and pos < n:
-        e = pos
-        while e < n and buf[e] != 10:
-            e += 1
-        if e == n and not final:
-            break
-        nxt = e + 1
-        if e > pos and buf[e - 1] == 13:
-            e -= 1
-        line_start[lines] = pos
+    n = hi - lo
+    fs = np.zeros((n, nfields), np.int64)
+    fe = np.zeros((n, nfields), np.int64)
+    nf = np.zeros(n, np.int64)
+    line_start = np.zeros(n, np.int64)
+    for i in prange(n):
+        pos, e = line_span(buf, ends, lo + i)
+        line_start[i] = pos
         count = 0
         if e > pos:
             s = pos
             for k in range(pos, e + 1):
                 if k == e or buf[k] == 9:
                     if count < nfields:
-                        fs[lines, count] = s
-                        fe[lines, count] = k
+                        fs[i, count] = s
+                        fe[i, count] = k
                     count += 1
                     s = k + 1
-        nf[lines] = count
-        lines += 1
-        pos = nxt
-    return lines, min(pos, n)
+        nf[i] = count
+    return fs, fe, nf, line_start
 
 
 def as_text(buf: np.ndarray, s: int, e: int, limit: int = 60) -> str:

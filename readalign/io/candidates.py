@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..errors import InputError
 from ._text import (
@@ -27,15 +27,18 @@ from ._text import (
     display,
     fnv1a,
     gather_spans,
+    line_ends,
     open_bytes,
     parse_int,
     read_chunk,
-    split_lines,
+    split_fields,
 )
 from .reference import Reference
 
 FORMATS = ("paf", "tsv", "sam", "bam")
-CHUNK_LINES = 65_536
+CHUNK_LINES = 1 << 17
+TEXT_CHUNK = 1 << 25
+"""Bytes read from a PAF/TSV at a time."""
 
 
 @dataclass
@@ -94,12 +97,12 @@ def detect_format(path: str, override: str | None = None) -> str:
     return fmt
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _lookup(buf, s, e, hashes_sorted, order, name_bytes, name_off):
     """Contig id of each name span ``buf[s[i]:e[i]]`` (-1 when unknown)."""
     n = s.shape[0]
     out = np.full(n, -1, np.int32)
-    for i in range(n):
+    for i in prange(n):
         h = fnv1a(buf, s[i], e[i])
         k = np.searchsorted(hashes_sorted, h)
         while k < hashes_sorted.shape[0] and hashes_sorted[k] == h:
@@ -119,17 +122,22 @@ def _lookup(buf, s, e, hashes_sorted, order, name_bytes, name_off):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _ints(buf, fs, fe, cols):
     """Parse the integer fields ``cols`` of every line; return (values, first bad line, col)."""
     n = fs.shape[0]
     out = np.zeros((n, cols.shape[0]), np.int64)
-    for i in range(n):
+    bad = np.full(n, -1, np.int64)
+    for i in prange(n):
         for j in range(cols.shape[0]):
             v, ok = parse_int(buf, fs[i, cols[j]], fe[i, cols[j]])
             if not ok:
-                return out, i, cols[j]
+                bad[i] = cols[j]
+                break
             out[i, j] = v
+    for i in range(n):
+        if bad[i] >= 0:
+            return out, i, bad[i]
     return out, -1, -1
 
 
@@ -159,30 +167,23 @@ class _TextCandidates:
     def chunks(self) -> Iterator[CandidateChunk]:
         stream = open_bytes(self.path)
         with stream:
-            buf = b""
+            rest = b""
             line0 = 1
             eof = False
-            nf_cap = CHUNK_LINES
             while not eof:
-                chunk = read_chunk(stream, self.path)
+                chunk = read_chunk(stream, self.path, TEXT_CHUNK)
                 eof = not chunk
-                buf += chunk
-                arr = np.frombuffer(buf, np.uint8)
-                while True:
-                    fs = np.zeros((nf_cap, self.nfields), np.int64)
-                    fe = np.zeros((nf_cap, self.nfields), np.int64)
-                    nf = np.zeros(nf_cap, np.int64)
-                    ls = np.zeros(nf_cap, np.int64)
-                    lines, used = split_lines(arr, eof, self.nfields, fs, fe, nf, ls)
-                    if lines == 0:
-                        break
-                    out = self._interpret(arr, fs[:lines], fe[:lines], nf[:lines], ls[:lines],
-                                          line0)
-                    line0 += int(lines)
-                    arr = arr[int(used):]
+                arr = np.frombuffer(rest + chunk if rest else chunk, np.uint8)
+                ends = line_ends(arr, eof)
+                for lo in range(0, ends.shape[0], CHUNK_LINES):
+                    hi = min(lo + CHUNK_LINES, ends.shape[0])
+                    fs, fe, nf, ls = split_fields(arr, ends, lo, hi, self.nfields)
+                    out = self._interpret(arr, fs, fe, nf, ls, line0 + lo)
                     if len(out):
                         yield out
-                buf = arr.tobytes()
+                line0 += ends.shape[0]
+                used = int(ends[-1]) + 1 if ends.shape[0] else 0
+                rest = arr[used:].tobytes()
 
     def _interpret(self, arr, fs, fe, nf, ls, line0: int) -> CandidateChunk:
         keep = nf > 0

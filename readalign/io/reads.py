@@ -12,12 +12,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..errors import InputError
-from ._text import as_text, display, gather_spans, open_bytes, read_chunk
+from ._text import as_text, display, gather_spans, line_ends, line_span, open_bytes, read_chunk
 
-FASTQ_CHUNK = 1 << 24
+FASTQ_CHUNK = 1 << 25
 """Bytes read from a FASTQ at a time."""
 MAX_NAME = 254
 """Longest read name BAM allows."""
@@ -47,82 +47,57 @@ _OK, _HEADER, _PLUS, _LENGTHS, _TRUNC, _SEQCHAR, _QUALCHAR, _NONAME, _LONGNAME, 
 
 
 @njit(cache=True, nogil=True)
-def _line(buf, pos, final):
-    """Return (start, end without CR/LF, next position); end = -1 if the line is incomplete."""
-    n = buf.shape[0]
-    e = pos
-    while e < n and buf[e] != 10:
-        e += 1
-    if e == n and not final:
-        return pos, -1, pos
-    nxt = e + 1
-    if e > pos and buf[e - 1] == 13:
-        e -= 1
-    return pos, e, nxt
+def _scan_fastq(buf, ends, line, final, cap, hl, ns, ne, ss, se, qs, qe):
+    """Find the layout of up to ``cap`` 4-line FASTQ records, from line ``line`` of ``buf``.
 
-
-@njit(cache=True, nogil=True)
-def _scan_fastq(buf, final, cap, ns, ne, ss, se, qs, qe):
-    """Parse up to ``cap`` 4-line FASTQ records from ``buf``.
-
-    Returns (records, consumed bytes, lines consumed, error code, error line
-    within the buffer, detail a, detail b).
+    ``ends`` are the line ends of :func:`line_ends`. Checks the structure of
+    each record (header, name, '+' line, lengths); the bytes of SEQ and QUAL
+    are checked by :func:`_check_bytes`. Fills the header line of each record
+    and the spans of its name, SEQ and QUAL. Returns (records, next line,
+    error code, error line, detail a, detail b); line numbers are indices of ``ends``.
     """
-    n = buf.shape[0]
-    pos = 0
-    lines = 0
+    nl = ends.shape[0]
     r = 0
     while r < cap:
-        # skip blank lines between records
-        while pos < n:
-            s, e, nxt = _line(buf, pos, final)
-            if e < 0 or e > s:
+        while line < nl:  # skip blank lines between records
+            s, e = line_span(buf, ends, line)
+            if e > s:
                 break
-            pos = nxt
-            lines += 1
-        if pos >= n:
+            line += 1
+        if line >= nl:
             break
-        h0, h1, p1 = _line(buf, pos, final)
-        if h1 < 0:
-            break
+        h0, h1 = line_span(buf, ends, line)
         if buf[h0] != 64:  # '@'
-            return r, pos, lines, _HEADER, lines, 0, 0
+            return r, line, _HEADER, line, 0, 0
         k = h0 + 1
         while k < h1 and buf[k] != 32 and buf[k] != 9:
             k += 1
         if k == h0 + 1:
-            return r, pos, lines, _NONAME, lines, 0, 0
-        if k - h0 - 1 > 254:
-            return r, pos, lines, _LONGNAME, lines, k - h0 - 1, 0
-        s0, s1, p2 = _line(buf, p1, final)
-        if s1 < 0:
+            return r, line, _NONAME, line, 0, 0
+        if k - h0 - 1 > MAX_NAME:
+            return r, line, _LONGNAME, line, k - h0 - 1, 0
+        if line + 1 >= nl:
+            if final:
+                return r, line, _TRUNC, line, 0, 0
             break
-        if p1 >= n:
-            return r, pos, lines, _TRUNC, lines, 0, 0
-        c0, c1, p3 = _line(buf, p2, final)
-        if c1 < 0:
+        if line + 2 >= nl:
+            if final:
+                return r, line, _TRUNC, line + 1, 0, 0
             break
-        if p2 >= n:
-            return r, pos, lines, _TRUNC, lines + 1, 0, 0
+        c0, c1 = line_span(buf, ends, line + 2)
         if c1 == c0 or buf[c0] != 43:  # '+'
-            return r, pos, lines, _PLUS, lines + 2, 0, 0
-        q0, q1, p4 = _line(buf, p3, final)
-        if q1 < 0:
+            return r, line, _PLUS, line + 2, 0, 0
+        if line + 3 >= nl:
+            if final:
+                return r, line, _TRUNC, line + 2, 0, 0
             break
-        if p3 >= n:
-            return r, pos, lines, _TRUNC, lines + 2, 0, 0
+        s0, s1 = line_span(buf, ends, line + 1)
+        q0, q1 = line_span(buf, ends, line + 3)
         if s1 == s0:
-            return r, pos, lines, _EMPTY, lines + 1, 0, 0
+            return r, line, _EMPTY, line + 1, 0, 0
         if s1 - s0 != q1 - q0:
-            return r, pos, lines, _LENGTHS, lines + 3, s1 - s0, q1 - q0
-        for x in range(s0, s1):
-            c = buf[x]
-            if c < 33 or c > 126 or c == 64 or c == 43:
-                return r, pos, lines, _SEQCHAR, lines + 1, x - s0 + 1, c
-        for x in range(q0, q1):
-            c = buf[x]
-            if c < 33 or c > 126:
-                return r, pos, lines, _QUALCHAR, lines + 3, x - q0 + 1, c
+            return r, line, _LENGTHS, line + 3, s1 - s0, q1 - q0
+        hl[r] = line
         ns[r] = h0 + 1
         ne[r] = k
         ss[r] = s0
@@ -130,9 +105,39 @@ def _scan_fastq(buf, final, cap, ns, ne, ss, se, qs, qe):
         qs[r] = q0
         qe[r] = q1
         r += 1
-        pos = p4
-        lines += 4
-    return r, min(pos, n), lines, _OK, 0, 0, 0
+        line += 4
+    return r, line, _OK, 0, 0, 0
+
+
+@njit(cache=True, nogil=True)
+def _bad_byte(buf, s, e, seq):
+    """Position (1-based) and value of the first byte of ``buf[s:e]`` not allowed; (0, 0) if none."""
+    for x in range(s, e):
+        c = buf[x]
+        if c < 33 or c > 126 or (seq and (c == 64 or c == 43)):
+            return x - s + 1, c
+    return 0, 0
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _check_bytes(buf, hl, ss, se, qs, qe):
+    """The first record with a bad SEQ or QUAL byte: (code, line index, position, byte)."""
+    n = ss.shape[0]
+    code = np.zeros(n, np.int64)
+    pos = np.zeros(n, np.int64)
+    byte = np.zeros(n, np.int64)
+    for r in prange(n):
+        a, c = _bad_byte(buf, ss[r], se[r], True)
+        if a:
+            code[r], pos[r], byte[r] = _SEQCHAR, a, c
+            continue
+        a, c = _bad_byte(buf, qs[r], qe[r], False)
+        if a:
+            code[r], pos[r], byte[r] = _QUALCHAR, a, c
+    for r in range(n):
+        if code[r] != _OK:
+            return code[r], hl[r] + (1 if code[r] == _SEQCHAR else 3), pos[r], byte[r]
+    return _OK, 0, 0, 0
 
 
 def _fastq_error(path: str, code: int, line: int, a: int, b: int, text: str) -> InputError:
@@ -170,41 +175,54 @@ def _concat(parts: list[tuple[np.ndarray, ...]], first: int) -> ReadBatch:
     return ReadBatch(nm, no, sq, so, ql, first)
 
 
+def _scan_chunk(arr: np.ndarray, ends: np.ndarray, line: int, final: bool, cap: int,
+                path: str, line0: int) -> tuple[tuple[np.ndarray, ...] | None, int, int]:
+    """Up to ``cap`` records from line ``line``: (names, name_off, seq, seq_off, qual), next line."""
+    idx = [np.empty(cap, np.int64) for _ in range(7)]
+    got, nxt, code, eline, a, b = _scan_fastq(arr, ends, line, final, cap, *idx)
+    hl, ns, ne, ss, se, qs, qe = (x[:got] for x in idx)
+    bcode, bline, ba, bb = _check_bytes(arr, hl, ss, se, qs, qe)
+    if bcode != _OK:
+        code, eline, a, b = bcode, bline, ba, bb
+    if code != _OK:
+        start = line_span(arr, ends, int(eline))[0] if code == _HEADER else 0
+        text = as_text(arr, start, start + 40) if code == _HEADER else ""
+        raise _fastq_error(path, int(code), line0 + int(eline), int(a), int(b), text)
+    if not got:
+        return None, 0, int(nxt)
+    names, name_off = gather_spans(arr, ns, ne)
+    seq, seq_off = gather_spans(arr, ss, se)
+    qual, _ = gather_spans(arr, qs, qe)
+    return (names, name_off, seq, seq_off, qual), int(got), int(nxt)
+
+
 def _iter_fastq(stream, path: str, batch_size: int) -> Iterator[ReadBatch]:
-    buf = b""
-    eof = False
-    line0 = 1
+    rest = b""
+    line0 = 1  # file line number of the buffer's first line
     first = 0
     parts: list[tuple[np.ndarray, ...]] = []
     pending = 0
     while True:
         chunk = read_chunk(stream, path, FASTQ_CHUNK)
         eof = not chunk
-        buf += chunk
-        arr = np.frombuffer(buf, dtype=np.uint8)
+        arr = np.frombuffer(rest + chunk if rest else chunk, dtype=np.uint8)
+        ends = line_ends(arr, eof)
+        line = 0
         while True:
-            cap = min(batch_size - pending, arr.shape[0] // 8 + 1)  # a record has >= 8 bytes
-            idx = [np.empty(cap, np.int64) for _ in range(6)]
-            got, used, lines, code, eline, a, b = _scan_fastq(arr, eof, cap, *idx)
-            if code != _OK:
-                text = as_text(arr, int(used), int(used) + 40)
-                raise _fastq_error(path, code, line0 + int(eline), int(a), int(b), text)
-            line0 += int(lines)
-            if got:
-                ns, ne, ss, se, qs, qe = (x[:got] for x in idx)
-                names, name_off = gather_spans(arr, ns, ne)
-                seq, seq_off = gather_spans(arr, ss, se)
-                qual, _ = gather_spans(arr, qs, qe)
-                parts.append((names, name_off, seq, seq_off, qual))
-                pending += int(got)
-            arr = arr[int(used):]
-            if pending == batch_size or (eof and pending and not got):
+            cap = batch_size - pending
+            part, got, line = _scan_chunk(arr, ends, line, eof, cap, path, line0)
+            if part is not None:
+                parts.append(part)
+                pending += got
+            if pending == batch_size:
                 yield _concat(parts, first)
                 first += pending
                 parts, pending = [], 0
-            if not got:
+            if got < cap:
                 break
-        buf = arr.tobytes()
+        used = int(ends[line - 1]) + 1 if line > 0 else 0
+        rest = arr[used:].tobytes()
+        line0 += line
         if eof:
             if parts:
                 yield _concat(parts, first)

@@ -44,6 +44,8 @@ def merged_header(headers: list[dict], paths: list[str] | None = None) -> dict:
     first = headers[0]
     out: dict = {"HD": dict(first.get("HD", {"VN": "1.6"}))}
     out["HD"]["SO"] = "coordinate"
+    for key in ("GO", "SS"):            # grouping / sub-sorting of the inputs no longer hold
+        out["HD"].pop(key, None)
     sq = _sq_key(first)
     for path, h in zip(paths[1:], headers[1:], strict=True):
         if _sq_key(h) != sq:

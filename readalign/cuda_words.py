@@ -1,0 +1,365 @@
+"""GPU backend for word-list distances: :func:`cdist_gpu` (the block contract of
+:mod:`readalign.words`) and :func:`pairwise_gpu` (distance-only ``a[p]`` vs ``b[p]``).
+
+Dense: the rows are cut into device blocks sized from free device memory. One
+stream computes block k into device buffer ``k % 2`` while a second copies
+block k-1 to a pinned staging buffer, and the host moves the block before it
+into the result with every core (``result_memory="staged"``). With
+``"pinned"`` the result itself is page-locked and blocks are copied straight
+into it. Pairs whose both words exceed 64 symbols are computed on the CPU.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+from numba import config, cuda, njit, prange
+
+from .encoding import Packed
+from .kernels import cuda_words as kcw
+from .kernels.words import WORD_BITS
+
+log = logging.getLogger("readalign")
+
+METHOD = "myers"
+"""Per-pair method on the GPU: ``"myers"`` (bit-parallel) or ``"dp"`` (register DP)."""
+RESULT_MEMORY = "staged"
+"""Dense results: ``"staged"`` (pinned staging + parallel host copy) or ``"pinned"``."""
+BLOCK_BYTES = 1 << 27
+"""Device bytes of one dense row block (two are in flight)."""
+MEMORY_FRACTION = 0.5
+MAX_BLOCK_ROWS = 32768
+SIM_BLOCK_ROWS = 8
+PAIR_CHUNK = 1 << 22
+"""Pairs per device chunk of :func:`pairwise_gpu`."""
+
+
+@dataclass
+class DeviceLists:
+    """Both lists on the device as dense int32 codes, plus the interleaved short choices."""
+
+    qd: object
+    qo: object
+    cd: object
+    co: object
+    ct: object
+    short_c: int
+    short_max: int
+    alphabet: int
+    long_q: np.ndarray
+    long_c: np.ndarray
+
+
+_CACHE: dict = {}
+
+
+def _dense_codes(codes) -> tuple[np.ndarray, np.ndarray, int]:
+    """Renumber the symbols both lists use to ``0..A-1`` (a small per-call alphabet)."""
+    present = np.zeros(max(codes.alphabet, 1), dtype=bool)
+    present[codes.q.data[:-1]] = True
+    present[codes.c.data[:-1]] = True
+    lut = (np.cumsum(present) - 1).astype(np.int32)
+    return lut[codes.q.data], lut[codes.c.data], max(int(present.sum()), 1)
+
+
+@njit(cache=True)
+def interleave(data, offsets, width, out):
+    """``out[e * nc + j]`` = symbol e of word j for words up to ``width`` symbols."""
+    nc = offsets.shape[0] - 1
+    for j in range(nc):
+        b = offsets[j]
+        n = offsets[j + 1] - b
+        if n <= width:
+            for e in range(n):
+                out[e * nc + j] = data[b + e]
+
+
+def _upload(codes) -> DeviceLists:
+    """Renumber, interleave and copy both lists to the device."""
+    qd, cd, alphabet = _dense_codes(codes)
+    clen = codes.c.lengths
+    short_c = int(clen[clen <= WORD_BITS].max()) if (clen <= WORD_BITS).any() else 0
+    nc = len(codes.c)
+    ct = np.zeros(max(short_c * nc, 1), dtype=np.int32)
+    interleave(cd, codes.c.offsets, short_c, ct)
+    qlen = codes.q.lengths
+    short_q = int(qlen[qlen <= WORD_BITS].max()) if (qlen <= WORD_BITS).any() else 0
+    return DeviceLists(
+        cuda.to_device(qd), cuda.to_device(codes.q.offsets), cuda.to_device(cd),
+        cuda.to_device(codes.c.offsets), cuda.to_device(ct), short_c, max(short_q, short_c),
+        alphabet,
+        np.flatnonzero(codes.q.lengths > WORD_BITS), np.flatnonzero(clen > WORD_BITS))
+
+
+def device_lists(codes) -> DeviceLists:
+    """The device copy of ``codes``, kept while ``codes`` lives (sparse calls reuse it)."""
+    hit = _CACHE.get("lists")
+    if hit is not None and hit[0]() is codes:
+        return hit[1]
+    dev = _upload(codes)
+    _CACHE["lists"] = (weakref.ref(codes), dev)
+    return dev
+
+
+def _free_bytes() -> int:
+    if config.ENABLE_CUDASIM:
+        return 1 << 30
+    free, _total = cuda.current_context().get_memory_info()
+    return int(free)
+
+
+def block_rows(nrows: int, nc: int, itemsize: int) -> int:
+    """Rows per device block: about :data:`BLOCK_BYTES`, within free device memory."""
+    if config.ENABLE_CUDASIM:
+        return SIM_BLOCK_ROWS
+    budget = min(BLOCK_BYTES, int(_free_bytes() * MEMORY_FRACTION) // 2)
+    rows = max(1, budget // max(nc * itemsize, 1))
+    return int(min(rows, nrows, MAX_BLOCK_ROWS))
+
+
+def _launch(dev: DeviceLists, a: int, b: int, max_distance: int, out, stream) -> None:
+    """Compute rows ``a:b`` into the flat device block ``out`` on ``stream``."""
+    nc = dev.co.shape[0] - 1
+    alpha = kcw.table_alpha(dev.alphabet)
+    qb = kcw.rows_per_block(alpha)
+    width = kcw.dp_width_for(dev.short_max) if METHOD == "dp" else WORD_BITS
+    kernel = kcw.dense_kernel(METHOD, alpha, qb, width)
+    grid = ((nc + kcw.TPB - 1) // kcw.TPB, (b - a + qb - 1) // qb)
+    kernel[grid, kcw.TPB, stream](dev.qd, dev.qo, dev.cd, dev.co, dev.ct, dev.short_c, a, b,
+                                  max_distance, out)
+
+
+@njit(parallel=True, cache=True)
+def copy_rows(src, dst):
+    """``dst[:] = src[:dst.size]`` on every core (``dst`` is a fresh result slice)."""
+    n = dst.shape[0]
+    chunk = 1 << 20
+    for c in prange((n + chunk - 1) // chunk):
+        lo = c * chunk
+        hi = min(lo + chunk, n)
+        for x in range(lo, hi):
+            dst[x] = src[x]
+
+
+_PINNED: dict = {}
+
+
+def staging(key: int, cells: int, dtype) -> np.ndarray:
+    """A reusable pinned host buffer of at least ``cells`` elements (grown, never shrunk)."""
+    dt = np.dtype(dtype)
+    buf = _PINNED.get((key, dt))
+    if buf is None or buf.shape[0] < cells:
+        buf = cuda.pinned_array(cells, dtype=dt)
+        _PINNED[(key, dt)] = buf
+    return buf
+
+
+def _row_blocks(r0: int, r1: int, step: int) -> list[tuple[int, int]]:
+    return [(a, min(a + step, r1)) for a in range(r0, r1, step)]
+
+
+def dense_gpu(dev: DeviceLists, r0: int, r1: int, max_distance: int, dtype) -> np.ndarray:
+    """Rows ``r0:r1`` against every choice; compute, device-to-host copy and host copy overlap."""
+    dt = np.dtype(dtype)
+    nc = dev.co.shape[0] - 1
+    nrows = r1 - r0
+    pinned = RESULT_MEMORY == "pinned" and not config.ENABLE_CUDASIM
+    out = cuda.pinned_array((nrows, nc), dtype=dt) if pinned else np.empty((nrows, nc), dt)
+    if nrows <= 0 or nc == 0:
+        return out
+    flat = out.reshape(-1)
+    step = block_rows(nrows, nc, dt.itemsize)
+    cells = step * nc
+    bufs = [cuda.device_array(cells, dtype=dt) for _ in range(2)]
+    stage = None if pinned else [staging(k, cells, dt) for k in range(2)]
+    compute, copy = cuda.stream(), cuda.stream()
+    computed = [cuda.event() for _ in range(2)]
+    copied = [cuda.event() for _ in range(2)]
+    blocks = _row_blocks(r0, r1, step)
+    for k, (a, b) in enumerate(blocks):
+        s = k % 2
+        size = (b - a) * nc
+        if k >= 2:
+            copied[s].wait(compute)
+        _launch(dev, a, b, max_distance, bufs[s], compute)
+        computed[s].record(compute)
+        computed[s].wait(copy)
+        dest = flat[(a - r0) * nc:(b - r0) * nc] if pinned else stage[s][:size]
+        bufs[s][:size].copy_to_host(dest, stream=copy)
+        copied[s].record(copy)
+        if k >= 1 and not pinned:
+            _drain(blocks[k - 1], r0, nc, copied[1 - s], stage[1 - s], flat)
+    if pinned:
+        copy.synchronize()
+    else:
+        _drain(blocks[-1], r0, nc, copied[(len(blocks) - 1) % 2], stage[(len(blocks) - 1) % 2],
+               flat)
+    return out
+
+
+def _drain(block: tuple[int, int], r0: int, nc: int, event, buf, flat) -> None:
+    """Wait for a block's device-to-host copy, then move it from staging into the result."""
+    a, b = block
+    event.synchronize()
+    copy_rows(buf, flat[(a - r0) * nc:(b - r0) * nc])
+
+
+def _gather(p: Packed, idx: np.ndarray) -> Packed:
+    """The words ``idx`` of ``p`` as a new packed list."""
+    lengths = p.lengths[idx]
+    offsets = np.zeros(idx.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    pos = np.repeat(p.offsets[idx] - offsets[:-1], lengths) + np.arange(offsets[-1])
+    data = np.zeros(int(offsets[-1]) + 1, dtype=p.data.dtype)
+    data[:-1] = p.data[pos]
+    return Packed(data, offsets)
+
+
+def long_pairs(codes, dev: DeviceLists, r0: int, r1: int, max_distance: int, threads):
+    """CPU distances of rows ``r0:r1`` x choices where both words exceed 64 symbols.
+
+    Returns (local row indices, choice indices, block) or None when there are none.
+    """
+    from .words import WordCodes
+    from .words_cpu import dense_block
+
+    rows = dev.long_q[(dev.long_q >= r0) & (dev.long_q < r1)]
+    if rows.shape[0] == 0 or dev.long_c.shape[0] == 0:
+        return None
+    log.info("cdist cuda: %d x %d pairs of words longer than %d symbols run on the CPU",
+             rows.shape[0], dev.long_c.shape[0], WORD_BITS)
+    q, c = _gather(codes.q, rows), _gather(codes.c, dev.long_c)
+    sub = WordCodes(q, c, codes.alphabet, codes.maxlen, False)
+    block = dense_block(sub, 0, len(q), upper=False, max_distance=max_distance,
+                        dtype=np.int32, threads=threads)
+    return rows - r0, dev.long_c, block
+
+
+def sparse_gpu(codes, dev: DeviceLists, r0: int, r1: int, upper: bool, max_distance: int,
+               dtype, threads):
+    """The ``(i, j, d)`` within ``max_distance`` of rows ``r0:r1``, sorted by (i, j)."""
+    nc = dev.co.shape[0] - 1
+    work = np.dtype(np.uint8 if max_distance < 255 else np.int32)
+    step = block_rows(r1 - r0, nc, work.itemsize) if r1 > r0 else 1
+    count_kernel, fill_kernel = kcw.scan_kernels()
+    stream = cuda.stream()
+    buf = cuda.device_array(max(step * nc, 1), dtype=work)
+    parts = []
+    for a, b in _row_blocks(r0, r1, step):
+        if nc == 0:
+            break
+        _launch(dev, a, b, max_distance, buf, stream)
+        counts = cuda.device_array(b - a, dtype=np.int64, stream=stream)
+        count_kernel[b - a, kcw.SCAN_TPB, stream](buf, nc, a, upper, max_distance, counts)
+        n_hits = counts.copy_to_host(stream=stream)
+        stream.synchronize()
+        starts = np.cumsum(n_hits) - n_hits
+        total = int(n_hits.sum())
+        jj = cuda.device_array(max(total, 1), dtype=np.int32, stream=stream)
+        dd = cuda.device_array(max(total, 1), dtype=np.dtype(dtype), stream=stream)
+        fill_kernel[b - a, kcw.SCAN_TPB, stream](buf, nc, a, upper, max_distance,
+                                                 cuda.to_device(starts, stream=stream), jj, dd)
+        ii = np.repeat(np.arange(a, b, dtype=np.int64), n_hits)
+        parts.append((ii, jj.copy_to_host(stream=stream)[:total].astype(np.int64),
+                      dd.copy_to_host(stream=stream)[:total]))
+        stream.synchronize()
+    ii, jj, dd = _concat(parts, dtype)
+    return _merge_long(codes, dev, r0, r1, upper, max_distance, dtype, threads, ii, jj, dd)
+
+
+def _concat(parts: list, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, dtype)
+    return tuple(np.concatenate([p[k] for p in parts]) for k in range(3))
+
+
+def _merge_long(codes, dev, r0, r1, upper, max_distance, dtype, threads, ii, jj, dd):
+    """Add the CPU's hits among long x long pairs, keeping (i, j) order."""
+    extra = long_pairs(codes, dev, r0, r1, max_distance, threads)
+    if extra is None:
+        return ii, jj, dd
+    rows, cols, block = extra
+    r, c = np.nonzero(block <= max_distance)
+    li, lj = rows[r] + r0, cols[c]
+    keep = lj > li if upper else np.ones(li.shape[0], dtype=bool)
+    ii = np.concatenate((ii, li[keep].astype(np.int64)))
+    jj = np.concatenate((jj, lj[keep].astype(np.int64)))
+    dd = np.concatenate((dd, block[r, c][keep].astype(dtype)))
+    order = np.lexsort((jj, ii))
+    return ii[order], jj[order], dd[order]
+
+
+def cdist_gpu(codes, r0: int, r1: int, *, upper: bool, max_distance: int, sparse: bool, dtype,
+              threads: int | None = None):
+    """The backend contract of :mod:`readalign.words`: rows ``r0:r1`` dense, or ``(i, j, d)``.
+
+    Dense blocks hold every cell (``upper`` only narrows sparse output).
+    """
+    dev = device_lists(codes)
+    if sparse:
+        return sparse_gpu(codes, dev, r0, r1, upper, max_distance, dtype, threads)
+    out = dense_gpu(dev, r0, r1, max_distance, dtype)
+    extra = long_pairs(codes, dev, r0, r1, max_distance, threads)
+    if extra is not None:
+        rows, cols, block = extra
+        out[np.ix_(rows, cols)] = block.astype(out.dtype)
+    return out
+
+
+def _pair_chunk(a: Packed, b: Packed, p0: int, p1: int, max_distance: int) -> np.ndarray:
+    """Distances of pairs ``p0:p1`` (clipped at ``max_distance + 1``) on the device."""
+    arrays = []
+    for p in (a, b):
+        lo, hi = int(p.offsets[p0]), int(p.offsets[p1])
+        arrays.append(cuda.to_device(kcw.int_codes(p.data[lo:hi + 1])))
+        arrays.append(cuda.to_device(p.offsets[p0:p1 + 1] - lo))
+    count = p1 - p0
+    m = np.minimum(a.lengths[p0:p1], b.lengths[p0:p1])
+    width = kcw.dp_width_for(int(m.max()) if count else 0) if METHOD == "dp" else WORD_BITS
+    out = cuda.device_array(count, dtype=np.int32)
+    kcw.pair_kernel(METHOD, width)[(count + kcw.PAIR_TPB - 1) // kcw.PAIR_TPB, kcw.PAIR_TPB](
+        *arrays, max_distance, out)
+    long_idx = np.flatnonzero(m > WORD_BITS)
+    if long_idx.shape[0]:
+        _long_pairs_gpu(arrays, long_idx, int(m[long_idx].max()) + 1, max_distance, out)
+    return out.copy_to_host()
+
+
+def _long_pairs_gpu(arrays, idx: np.ndarray, width: int, max_distance: int, out) -> None:
+    """DP-row kernel over the pairs ``idx`` whose both sides exceed 64 symbols."""
+    kernel = kcw.long_pair_kernel()
+    per = max(1, min(idx.shape[0], (1 << 28) // (4 * width)))
+    for lo in range(0, idx.shape[0], per):
+        part = cuda.to_device(idx[lo:lo + per].astype(np.int64))
+        rows = cuda.device_array(part.shape[0] * width, dtype=np.int32)
+        blocks = (part.shape[0] + kcw.PAIR_TPB - 1) // kcw.PAIR_TPB
+        kernel[blocks, kcw.PAIR_TPB](*arrays, part, rows, width, max_distance, out)
+
+
+def pairwise_gpu(a: Packed, b: Packed, max_distance: int = -1) -> np.ndarray:
+    """Global Levenshtein distance of ``a[p]`` and ``b[p]`` (int32; -1 above ``max_distance``).
+
+    Distance only (no traceback): Myers bit-parallel (or the register DP with
+    ``METHOD = "dp"``) when the shorter side has at most 64 symbols, else a DP row.
+    """
+    if len(a) != len(b):
+        raise ValueError(f"a and b must have the same length; got {len(a)} and {len(b)}")
+    total = len(a)
+    chunk = 64 if config.ENABLE_CUDASIM else PAIR_CHUNK
+    out = np.empty(total, dtype=np.int32)
+    for p0 in range(0, total, chunk):
+        p1 = min(p0 + chunk, total)
+        out[p0:p1] = _pair_chunk(a, b, p0, p1, max_distance)
+    if max_distance >= 0:
+        out[out > max_distance] = -1
+    return out
+
+
+def edit_distance_gpu(a, b, max_distance: int = -1) -> np.ndarray:
+    """:func:`pairwise_gpu` on two lists of str (by code point) or bytes (by byte)."""
+    from .encoding import pack_text
+
+    return pairwise_gpu(pack_text(a, "a"), pack_text(b, "b"), max_distance)
