@@ -82,15 +82,14 @@ def _wfa_chunk(bounds):
     from pywfa import WavefrontAligner
 
     reads, windows = _PEER_DATA["reads"], _PEER_DATA["windows"]
+    lo, hi = bounds
+    free = min(len(w) for w in windows[lo:hi])
+    aligner = WavefrontAligner(span="ends-free", mismatch=1, gap_opening=0, gap_extension=1,
+                               pattern_begin_free=0, pattern_end_free=0,
+                               text_begin_free=free, text_end_free=free)
     out = 0
-    aligner = None
-    for i in range(*bounds):
-        w = windows[i]
-        aligner = WavefrontAligner(reads[i], span="ends-free", mismatch=1, gap_opening=0,
-                                   gap_extension=1, pattern_begin_free=0, pattern_end_free=0,
-                                   text_begin_free=len(w), text_end_free=len(w))
-        res = aligner(w, clip_cigar=False)
-        out -= res.score
+    for i in range(lo, hi):
+        out -= aligner(windows[i], reads[i], clip_cigar=False).score
     return out
 
 

@@ -13,18 +13,26 @@ Examples::
 
     python benchmarks/words_bench.py --queries 5000 --backend cpu
     python benchmarks/words_bench.py --queries 50000 --max-distance 2 --backend cuda
-    python benchmarks/words_bench.py --workload paper --backend cuda
+    python benchmarks/words_bench.py --workload both --queries 50000 --max-distance 2 \
+        --backend cuda --method both --json words.json
 
 Timings include packing the strings and, for the GPU, copying results back.
-Each measurement is the best of ``--repeat`` runs after one warm-up call.
+Each measurement is the best of ``--repeat`` runs after one warm-up call. On
+the GPU, ``--method`` picks the per-pair method (``myers`` bit-parallel,
+``dp`` register-resident DP, or ``both``); a kernel-only time (CUDA events)
+is reported beside the end-to-end one. The pairwise GPU rows call
+``readalign.cuda_words.edit_distance_gpu`` (distance only). A failing row
+prints its error and the run goes on.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import time
+import traceback
 
 import numpy as np
 
@@ -77,6 +85,50 @@ def device_name(backend: str) -> str:
     return backends.cuda_status()[1]
 
 
+def _row(label: str, pairs: int, rf_t, ra_t, same, kernel_t=None, method: str = "") -> dict:
+    return {"workload": label, "pairs": pairs, "rapidfuzz_s": rf_t, "readalign_s": ra_t,
+            "kernel_s": kernel_t, "method": method, "equal": same, "error": None}
+
+
+def _guard(rows: list, label: str, fn, method: str = "") -> None:
+    """Append ``fn()``'s rows; on failure print the error and record it, then go on."""
+    try:
+        rows.extend(fn())
+    except Exception as exc:  # a failing row must not end the benchmark
+        traceback.print_exc()
+        rows.append({"workload": label, "pairs": 0, "rapidfuzz_s": None, "readalign_s": None,
+                     "kernel_s": None, "method": method, "equal": None,
+                     "error": f"{type(exc).__name__}: {exc}"})
+
+
+def _methods(args) -> list:
+    from readalign import backends
+
+    if backends.resolve(args.backend) != "cuda":
+        return [""]
+    return ["myers", "dp"] if args.method == "both" else [args.method]
+
+
+def _set_method(method: str, result_memory: str) -> None:
+    if method:
+        from readalign import cuda_words
+
+        cuda_words.METHOD = method
+        cuda_words.RESULT_MEMORY = result_memory
+
+
+def _kernel_time(queries, choices, md, method: str):
+    """Kernel-only seconds (CUDA events) of the dense matrix, or None on the CPU."""
+    if not method:
+        return None
+    from readalign import cuda_words, words
+
+    codes = words.prepare(queries, choices)
+    dt = words.result_dtype(codes.maxlen, -1 if md is None else md)
+    cuda_words.dense_kernel_seconds(codes, -1 if md is None else md, dt)  # warm
+    return cuda_words.dense_kernel_seconds(codes, -1 if md is None else md, dt)
+
+
 def words_rows(args, rng) -> list:
     """Measure the all-against-all (or queries x choices) workload; return table rows."""
     from rapidfuzz import process
@@ -90,8 +142,6 @@ def words_rows(args, rng) -> list:
     other = queries if choices is None else choices
     pairs = len(queries) * len(other)
     shape = f"{len(queries)}x{len(other)}{' self' if choices is None else ''}"
-    warm = queries[:200]
-    readalign.cdist(warm, None if choices is None else choices[:200], backend=args.backend)
     rows = []
     cutoffs = [None] + ([args.max_distance] if args.max_distance is not None else [])
     for md in cutoffs:
@@ -99,19 +149,42 @@ def words_rows(args, rng) -> list:
         rf_t, rf = best_time(lambda md=md: process.cdist(
             queries, other, scorer=Levenshtein.distance, score_cutoff=md, workers=-1,
             dtype=np.uint8), args.repeat)
-        ra_t, ra = best_time(lambda md=md: readalign.cdist(
-            queries, choices, max_distance=md, backend=args.backend), args.repeat)
-        same = bool(np.array_equal(rf, ra))
-        rows.append((label, pairs, rf_t, ra_t, same))
-        del rf, ra
+        for method in _methods(args):
+            def dense(md=md, method=method, rf=rf, rf_t=rf_t, label=label):
+                _set_method(method, args.result_memory)
+                readalign.cdist(queries[:200], None if choices is None else choices[:200],
+                                max_distance=md, backend=args.backend)
+                ra_t, ra = best_time(lambda: readalign.cdist(
+                    queries, choices, max_distance=md, backend=args.backend), args.repeat)
+                same = bool(np.array_equal(rf, ra))
+                del ra
+                return [_row(label, pairs, rf_t, ra_t, same,
+                             _kernel_time(queries, choices, md, method), method)]
+            _guard(rows, label, dense, method)
+        del rf
         if md is not None:
-            sp_t, sp = best_time(lambda md=md: readalign.cdist(
-                queries, choices, max_distance=md, sparse=True, backend=args.backend),
-                args.repeat)
-            npairs = pairs if choices is not None else len(queries) * (len(queries) - 1) // 2
-            rows.append((f"words {shape} sparse max_distance={md} ({sp.i.shape[0]} hits)",
-                         npairs, None, sp_t, None))
+            for method in _methods(args):
+                def sparse(md=md, method=method):
+                    _set_method(method, args.result_memory)
+                    sp_t, sp = best_time(lambda: readalign.cdist(
+                        queries, choices, max_distance=md, sparse=True, backend=args.backend),
+                        args.repeat)
+                    npairs = pairs if choices is not None else len(queries) * (len(queries) - 1) // 2
+                    return [_row(f"words {shape} sparse max_distance={md} ({sp.i.shape[0]} hits)",
+                                 npairs, None, sp_t, None, None, method)]
+                _guard(rows, f"words sparse max_distance={md}", sparse, method)
     return rows
+
+
+def _pairwise(a, b, method: str):
+    """readalign's pairwise distances: the GPU distance-only path, else edit_distance."""
+    import readalign
+
+    if not method:
+        return lambda: readalign.edit_distance(a, b, backend="cpu")
+    from readalign import cuda_words
+
+    return lambda: cuda_words.edit_distance_gpu(a, b)
 
 
 def paper_rows(args, rng) -> list:
@@ -119,31 +192,57 @@ def paper_rows(args, rng) -> list:
     from rapidfuzz import process
     from rapidfuzz.distance import Levenshtein
 
-    import readalign
-
     n = args.pairs
     a = random_words(rng, n, args.paper_len, args.paper_len, args.paper_alphabet)
     b = random_words(rng, n, args.paper_len, args.paper_len, args.paper_alphabet)
-    readalign.edit_distance(a[:1000], b[:1000], backend=args.backend)
+    label = f"paper {n} pairs of {args.paper_len} chars (pairwise)"
     rf_t, rf = best_time(lambda: process.cpdist(a, b, scorer=Levenshtein.distance, workers=-1),
                          args.repeat)
-    ra_t, ra = best_time(lambda: readalign.edit_distance(a, b, backend=args.backend),
-                         args.repeat)
-    same = bool(np.array_equal(np.asarray(rf), ra))
-    return [(f"paper {n} pairs of {args.paper_len} chars (pairwise)", n, rf_t, ra_t, same)]
+    rf = np.asarray(rf)
+    rows = []
+    for method in _methods(args):
+        def run(method=method):
+            _set_method(method, args.result_memory)
+            _pairwise(a[:1000], b[:1000], method)()
+            ra_t, ra = best_time(_pairwise(a, b, method), args.repeat)
+            kernel_t = None
+            if method:
+                from readalign import cuda_words
+                from readalign.encoding import pack_text
+
+                kernel_t = cuda_words.pairwise_kernel_seconds(pack_text(a), pack_text(b))
+            return [_row(label, n, rf_t, ra_t, bool(np.array_equal(rf, ra)), kernel_t, method)]
+        _guard(rows, label, run, method)
+    return rows
+
+
+def _fmt(x, spec: str) -> str:
+    return "-" if x is None else format(x, spec)
 
 
 def print_table(rows: list, backend: str) -> None:
-    """One line per measurement: pairs/s of both tools and their ratio."""
+    """One line per measurement: pairs/s of both tools, their ratio, kernel-only time."""
     print(f"host: {host_name()}; readalign: {device_name(backend)}")
-    print("| workload | pairs | rapidfuzz s | rapidfuzz pairs/s | readalign s | "
-          "readalign pairs/s | ratio | equal |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|")
-    for label, pairs, rf_t, ra_t, same in rows:
-        rf = "-" if rf_t is None else f"{rf_t:.3f} | {pairs / rf_t:.3e}"
-        ratio = "-" if rf_t is None else f"{rf_t / ra_t:.2f}x"
-        print(f"| {label} | {pairs} | {rf if rf_t is not None else '- | -'} | {ra_t:.3f} | "
-              f"{pairs / ra_t:.3e} | {ratio} | {'-' if same is None else same} |")
+    print("| workload | method | pairs | rapidfuzz s | rapidfuzz pairs/s | readalign s | "
+          "readalign pairs/s | kernel s | kernel pairs/s | ratio | equal |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for r in rows:
+        if r["error"]:
+            print(f"| {r['workload']} | {r['method'] or '-'} | ERROR: {r['error']} |")
+            continue
+        p, rf_t, ra_t, k_t = r["pairs"], r["rapidfuzz_s"], r["readalign_s"], r["kernel_s"]
+        print(f"| {r['workload']} | {r['method'] or '-'} | {p} | {_fmt(rf_t, '.3f')} | "
+              f"{_fmt(rf_t and p / rf_t, '.3e')} | {ra_t:.3f} | {p / ra_t:.3e} | "
+              f"{_fmt(k_t, '.4f')} | {_fmt(k_t and p / k_t, '.3e')} | "
+              f"{'-' if rf_t is None else f'{rf_t / ra_t:.2f}x'} | "
+              f"{'-' if r['equal'] is None else r['equal']} |")
+
+
+def write_json(path: str, rows: list, backend: str) -> None:
+    """The table as JSON, with host and device names."""
+    with open(path, "w") as fh:
+        json.dump({"host": host_name(), "device": device_name(backend), "rows": rows}, fh,
+                  indent=2)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -161,6 +260,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--pairs", type=int, default=PAPER_PAIRS, help="pairs of the paper workload")
     p.add_argument("--paper-len", type=int, default=32)
     p.add_argument("--paper-alphabet", default="ACGT")
+    p.add_argument("--method", default="myers", choices=("myers", "dp", "both"),
+                   help="GPU per-pair method: bit-parallel, register DP, or both")
+    p.add_argument("--result-memory", default="staged", choices=("staged", "pinned"),
+                   help="GPU dense result: pinned staging + host copy, or a pinned result")
+    p.add_argument("--json", default=None, help="also write the rows to this JSON file")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--seed", type=int, default=6)
     return p.parse_args(argv)
@@ -171,10 +275,12 @@ def main(argv=None) -> None:
     rng = np.random.default_rng(args.seed)
     rows = []
     if args.workload in ("words", "both"):
-        rows += words_rows(args, rng)
+        _guard(rows, "words", lambda: words_rows(args, rng))
     if args.workload in ("paper", "both"):
-        rows += paper_rows(args, rng)
+        _guard(rows, "paper", lambda: paper_rows(args, rng))
     print_table(rows, args.backend)
+    if args.json:
+        write_json(args.json, rows, args.backend)
 
 
 if __name__ == "__main__":

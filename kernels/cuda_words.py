@@ -9,7 +9,8 @@ shared memory, indexed by the dense per-call alphabet (``alpha`` entries per
 row); short choices are read from an interleaved copy (symbol e of choice j
 at ``e * nc + j``, coalesced across a warp). Results go to a row-major block
 ``out[(i - r0) * nc + j]`` (coalesced stores). Pairs whose both words exceed
-64 symbols are left to the host (the CPU path), which patches them in.
+64 symbols are left to the host (the CPU path), which patches them in; the
+kernel writes ``max_dist + 1`` there so sparse counts skip them.
 
 Sparse helpers count (:func:`scan_kernels`) the cells of each row within the
 cut-off, then write their ``(j, d)`` in row order at the row's start.
@@ -133,7 +134,7 @@ def dense_kernel(method: str, alpha: int, qb: int, dp_width: int, tpb: int = TPB
                 u = peq_sorted(cd, cb, n, syms, masks)
                 d = myers_voted(peq, 0, syms, masks, u, n, qd, b, 1, m, max_dist)
             else:
-                d = 0  # both long: the host computes it
+                d = max_dist + 1  # both long: the host computes it (never a sparse hit)
             out[(i - r0) * nc + j] = d
 
     return kernel

@@ -7,6 +7,7 @@ import numpy as np
 from .encoding import N_CODE, NO_N, pack_dna, pack_text
 from .engine import Job, align_packed
 from .result import AlignResult
+from .timing import stage
 
 MODES = ("infix", "global")
 
@@ -45,8 +46,10 @@ def align(reads, windows, mode: str = "infix", max_distance: int | None = None,
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
     job = Job(infix=mode == "infix", max_distance=_check_max_distance(max_distance),
               n_code=N_CODE, eqx=bool(eqx), with_cigar=bool(cigar), k=_check_k(k))
-    return align_packed(pack_dna(reads, "reads"), pack_dna(windows, "windows"), job,
-                        backend, threads)
+    with stage("pack sequences", len(reads)):
+        q = pack_dna(reads, "reads")
+        t = pack_dna(windows, "windows")
+    return align_packed(q, t, job, backend, threads)
 
 
 def edit_distance(a, b, max_distance: int | None = None, backend: str = "auto", *,

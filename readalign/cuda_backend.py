@@ -16,6 +16,7 @@ from numba import config, cuda
 
 from .encoding import Packed
 from .engine import BatchResult, gather_slices
+from .timing import stage
 
 log = logging.getLogger("readalign")
 
@@ -24,7 +25,7 @@ MEMORY_FRACTION = 0.6
 """Share of free device memory one device batch may use."""
 SIM_BATCH = 64
 """Device batch size under the CUDA simulator (it runs one Python thread per lane)."""
-MAX_DEVICE_BATCH = 1 << 21
+MAX_DEVICE_BATCH = 1 << 24
 
 
 def _free_bytes() -> int:
@@ -83,12 +84,13 @@ def _run_device_batch(dev: dict, lo: int, hi: int, m_max: int, n_max: int, job, 
     d_dist = cuda.device_array(count, dtype=np.int32, stream=stream)
     d_end = cuda.device_array(count, dtype=np.int64, stream=stream)
     blocks = (count + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
-    forward_kernel[blocks, THREADS_PER_BLOCK, stream](
-        *seqs, job.infix, job.max_distance, job.n_code, job.with_cigar, d_rbuf, d_cbuf,
-        d_dist, d_end)
-    dist = d_dist.copy_to_host(stream=stream)
-    ref_end = d_end.copy_to_host(stream=stream)
-    stream.synchronize()
+    with stage("gpu forward + copy back", count):
+        forward_kernel[blocks, THREADS_PER_BLOCK, stream](
+            *seqs, job.infix, job.max_distance, job.n_code, job.with_cigar, d_rbuf, d_cbuf,
+            d_dist, d_end)
+        dist = d_dist.copy_to_host(stream=stream)
+        ref_end = d_end.copy_to_host(stream=stream)
+        stream.synchronize()
     ref_end[dist < 0] = -1
     if not job.with_cigar:
         start = np.where(dist >= 0, 0, -1) if not job.infix else np.full(count, -1)
@@ -100,14 +102,17 @@ def _run_device_batch(dev: dict, lo: int, hi: int, m_max: int, n_max: int, job, 
     d_off = cuda.to_device(out_off, stream=stream)
     d_start = cuda.device_array(count, dtype=np.int64, stream=stream)
     d_nops = cuda.device_array(count, dtype=np.int64, stream=stream)
-    traceback_kernel[blocks, THREADS_PER_BLOCK, stream](
-        *seqs, job.infix, job.n_code, job.eqx, d_rbuf, d_cbuf, d_dist, d_end, d_off, d_out,
-        d_start, d_nops)
-    out = d_out.copy_to_host(stream=stream)
-    ref_start = d_start.copy_to_host(stream=stream)
-    n_ops = d_nops.copy_to_host(stream=stream)
-    stream.synchronize()
-    return BatchResult(dist, ref_start, ref_end, n_ops, gather_slices(out, out_off, n_ops))
+    with stage("gpu traceback + copy back", count):
+        traceback_kernel[blocks, THREADS_PER_BLOCK, stream](
+            *seqs, job.infix, job.n_code, job.eqx, d_rbuf, d_cbuf, d_dist, d_end, d_off, d_out,
+            d_start, d_nops)
+        out = d_out.copy_to_host(stream=stream)
+        ref_start = d_start.copy_to_host(stream=stream)
+        n_ops = d_nops.copy_to_host(stream=stream)
+        stream.synchronize()
+    with stage("compact CIGARs", count):
+        ops = gather_slices(out, out_off, n_ops)
+    return BatchResult(dist, ref_start, ref_end, n_ops, ops)
 
 
 def align_batch(q: Packed, t: Packed, idx: np.ndarray, job, k: int,
@@ -116,7 +121,9 @@ def align_batch(q: Packed, t: Packed, idx: np.ndarray, job, k: int,
     m = q.lengths[idx]
     n = t.lengths[idx]
     stream = cuda.stream()
-    dev = _upload(q, t, idx, stream)
+    with stage("upload to GPU", idx.shape[0]):
+        dev = _upload(q, t, idx, stream)
+        stream.synchronize()
     parts = [_run_device_batch(dev, lo, hi, int(m[lo:hi].max()), int(n[lo:hi].max()), job, k,
                                stream)
              for lo, hi in device_batches(m, n, k, job.with_cigar)]

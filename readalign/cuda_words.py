@@ -363,3 +363,46 @@ def edit_distance_gpu(a, b, max_distance: int = -1) -> np.ndarray:
     from .encoding import pack_text
 
     return pairwise_gpu(pack_text(a, "a"), pack_text(b, "b"), max_distance)
+
+
+def dense_kernel_seconds(codes, max_distance: int, dtype) -> float:
+    """Kernel-only time (CUDA events) of every dense row block, no copies back."""
+    dev = device_lists(codes)
+    dt = np.dtype(dtype)
+    nq, nc = len(codes.q), dev.co.shape[0] - 1
+    if nq == 0 or nc == 0:
+        return 0.0
+    step = block_rows(nq, nc, dt.itemsize)
+    buf = cuda.device_array(step * nc, dtype=dt)
+    stream = cuda.stream()
+    start, stop = cuda.event(), cuda.event()
+    start.record(stream)
+    for a, b in _row_blocks(0, nq, step):
+        _launch(dev, a, b, max_distance, buf, stream)
+    stop.record(stream)
+    stop.synchronize()
+    return start.elapsed_time(stop) / 1000.0
+
+
+def pairwise_kernel_seconds(a: Packed, b: Packed, max_distance: int = -1) -> float:
+    """Kernel-only time (CUDA events) of :func:`pairwise_gpu`'s main kernel, one chunk."""
+    count = min(len(a), PAIR_CHUNK)
+    if count == 0:
+        return 0.0
+    arrays = []
+    for p in (a, b):
+        hi = int(p.offsets[count])
+        arrays += [cuda.to_device(kcw.int_codes(p.data[:hi + 1])),
+                   cuda.to_device(p.offsets[:count + 1])]
+    m = np.minimum(a.lengths[:count], b.lengths[:count])
+    width = kcw.dp_width_for(int(m.max()) if count else 0) if METHOD == "dp" else WORD_BITS
+    out = cuda.device_array(count, dtype=np.int32)
+    kernel = kcw.pair_kernel(METHOD, width)
+    blocks = (count + kcw.PAIR_TPB - 1) // kcw.PAIR_TPB
+    kernel[blocks, kcw.PAIR_TPB](*arrays, max_distance, out)  # compile, warm
+    start, stop = cuda.event(), cuda.event()
+    start.record()
+    kernel[blocks, kcw.PAIR_TPB](*arrays, max_distance, out)
+    stop.record()
+    stop.synchronize()
+    return start.elapsed_time(stop) / 1000.0 * len(a) / count

@@ -8,7 +8,7 @@ so kernels may read one symbol past an empty sequence.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -32,13 +32,13 @@ class Packed:
 
     data: np.ndarray
     offsets: np.ndarray
+    lengths: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "lengths", np.diff(self.offsets))
 
     def __len__(self) -> int:
         return self.offsets.shape[0] - 1
-
-    @property
-    def lengths(self) -> np.ndarray:
-        return np.diff(self.offsets)
 
 
 def _as_list(seqs: object, what: str) -> Sequence:

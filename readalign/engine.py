@@ -15,6 +15,7 @@ import numpy as np
 from . import backends, hostkernels
 from .encoding import Packed
 from .result import AlignResult
+from .timing import stage
 
 log = logging.getLogger("readalign")
 
@@ -58,8 +59,16 @@ def slot_capacity(m: np.ndarray, n: np.ndarray, max_distance: int) -> np.ndarray
     return np.maximum(np.minimum(m + n, 2 * worst + 1), 1)
 
 
+COUNTING_SORT_KEYS = 1 << 24
+
+
 def length_order(m: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """Pair indices sorted by (read length, window length): lanes get equal work."""
+    """Pair indices sorted by (read length, window length), stably: lanes get equal work."""
+    if m.shape[0] == 0 or hostkernels.is_sorted_pairs(m, n):
+        return np.arange(m.shape[0], dtype=np.int64)
+    span = int(n.max()) + 1
+    if (int(m.max()) + 1) * span <= COUNTING_SORT_KEYS:
+        return hostkernels.counting_order(m, n, span)
     return np.lexsort((n, m)).astype(np.int64)
 
 
@@ -109,7 +118,8 @@ def align_packed(q: Packed, t: Packed, job: Job, backend: str = "auto",
     ref_end = np.full(npairs, -1, dtype=np.int64)
     n_ops = np.zeros(npairs, dtype=np.int64)
     pieces: list[tuple[np.ndarray, np.ndarray]] = []
-    order = length_order(m, n)
+    with stage("sort by length", npairs):
+        order = length_order(m, n)
     long = np.maximum(m[order], n[order]) > LONG_PAIR
     if name == "cuda" and long.any():
         log.info("%d pair(s) longer than %d bases take the long path on the CPU",
@@ -122,17 +132,22 @@ def align_packed(q: Packed, t: Packed, job: Job, backend: str = "auto",
         cells = (m[group] + 1) * (n[group] + 1)
         for lo, hi in split_by_budget(cells, BATCH_CELLS[where], 1 << 24):
             idx = group[lo:hi]
-            res = run(q, t, idx, job, k, threads)
+            with stage(f"align batch ({where})", idx.shape[0]):
+                res = run(q, t, idx, job, k, threads)
             dist[idx] = res.dist
             ref_start[idx] = res.ref_start
             ref_end[idx] = res.ref_end
             n_ops[idx] = res.n_ops
             if job.with_cigar:
                 pieces.append((idx, res.ops))
-    offsets = np.zeros(npairs + 1, dtype=np.int64)
-    np.cumsum(n_ops, out=offsets[1:])
-    ops = np.zeros(int(offsets[-1]), dtype=np.uint32)
-    for idx, batch_ops in pieces:
-        hostkernels.scatter(batch_ops, n_ops[idx], offsets[idx], ops)
+    with stage("results to input order", npairs):
+        offsets = np.zeros(npairs + 1, dtype=np.int64)
+        np.cumsum(n_ops, out=offsets[1:])
+        if len(pieces) == 1 and np.array_equal(pieces[0][0], np.arange(npairs)):
+            ops = pieces[0][1]
+        else:
+            ops = np.empty(int(offsets[-1]), dtype=np.uint32)
+            for idx, batch_ops in pieces:
+                hostkernels.scatter(batch_ops, n_ops[idx], offsets[idx], ops)
     mode = "infix" if job.infix else "global"
     return AlignResult(dist, ref_start, ref_end, ops, offsets, mode, name)

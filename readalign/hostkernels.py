@@ -27,12 +27,17 @@ def fixed_width_lengths(grid):
 def pack_rows(grid, offsets, table, use_table):
     """Concatenate the rows of ``grid`` (``offsets`` from their lengths), through ``table``."""
     count = grid.shape[0]
-    out = np.zeros(offsets[count] + 1, dtype=grid.dtype)
+    out = np.empty(offsets[count] + 1, dtype=grid.dtype)
+    out[offsets[count]] = 0
     for i in prange(count):
         base = offsets[i]
-        for j in range(offsets[i + 1] - base):
-            v = grid[i, j]
-            out[base + j] = table[min(v, 255)] if use_table else v
+        n = offsets[i + 1] - base
+        if use_table:
+            for j in range(n):
+                out[base + j] = table[grid[i, j] & 255] if grid[i, j] < 256 else table[0]
+        else:
+            for j in range(n):
+                out[base + j] = grid[i, j]
     return out
 
 
@@ -48,7 +53,7 @@ def translate(data, table):
 @njit(parallel=True, cache=True)
 def gather(arr, starts, counts, out_offsets):
     """``out[out_offsets[i]:][:counts[i]] = arr[starts[i]:][:counts[i]]`` for every i."""
-    out = np.zeros(out_offsets[-1], dtype=arr.dtype)
+    out = np.empty(out_offsets[-1], dtype=arr.dtype)
     for i in prange(starts.shape[0]):
         s = starts[i]
         o = out_offsets[i]
@@ -69,3 +74,30 @@ def scatter(src, counts, dest_starts, dest):
         d = dest_starts[i]
         for j in range(counts[i]):
             dest[d + j] = src[s + j]
+
+
+@njit(cache=True)
+def counting_order(m, n, n_span):
+    """Stable order of pairs by key ``m * n_span + n`` (small non-negative ints), in O(pairs)."""
+    count = m.shape[0]
+    keys = m * n_span + n
+    hist = np.zeros(keys.max() + 2 if count else 1, dtype=np.int64)
+    for i in range(count):
+        hist[keys[i] + 1] += 1
+    for k in range(1, hist.shape[0]):
+        hist[k] += hist[k - 1]
+    order = np.empty(count, dtype=np.int64)
+    for i in range(count):
+        order[hist[keys[i]]] = i
+        hist[keys[i]] += 1
+    return order
+
+
+@njit(parallel=True, cache=True)
+def is_sorted_pairs(m, n):
+    """True when pairs already come in (m, n) order (then no reordering is needed)."""
+    bad = 0
+    for i in prange(1, m.shape[0]):
+        if m[i] < m[i - 1] or (m[i] == m[i - 1] and n[i] < n[i - 1]):
+            bad += 1
+    return bad == 0

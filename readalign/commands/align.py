@@ -52,7 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rg", default=None,
                    help=r"read group header fields, e.g. 'ID:run1\tSM:sample1'; records get RG")
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1,
-                   help="threads for alignment (CPU) and BAM compression")
+                   help="threads for parsing, alignment (CPU), record packing and BAM compression")
     p.add_argument("--backend", choices=BACKENDS, default="auto", help="where the kernel runs")
     p.add_argument("--batch-size", type=int, default=200_000, help="reads per batch")
     p.add_argument("--summary-json", default=None, help="also write the run summary here")

@@ -1,0 +1,124 @@
+"""The GPU word-list path (readalign.cuda_words): simulator in CI, the real GPU when present."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numba import njit
+from rapidfuzz import process
+from rapidfuzz.distance import Levenshtein
+from readalign.kernels import words as kw
+
+import readalign
+from readalign import words
+from readalign.backends import cuda_status
+
+HERE = Path(__file__).parent
+HAS_GPU = cuda_status()[0] and os.environ.get("NUMBA_ENABLE_CUDASIM") != "1"
+gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
+
+_voted = kw._cpu.myers_voted
+_regs = kw._cpu.dp_regs
+_sorted = kw._cpu.peq_sorted
+
+
+@njit
+def _gpu_forms_on_cpu(qd, qo, cd, co, md, method, alphabet, out):
+    """Every query x choice through the GPU's per-pair forms, compiled for the CPU."""
+    peq = np.zeros(alphabet, np.uint64)
+    syms = np.zeros(64, qd.dtype)
+    masks = np.zeros(64, np.uint64)
+    pat = np.zeros(64, qd.dtype)
+    row = np.zeros(65, np.int32)
+    for i in range(qo.shape[0] - 1):
+        qb = qo[i]
+        m = qo[i + 1] - qb
+        for j in range(co.shape[0] - 1):
+            n = co[j + 1] - co[j]
+            if m > 64:
+                out[i, j] = -2
+            elif method == 0:
+                kw._peq_set(peq, 0, qd, qb, m)
+                out[i, j] = _voted(peq, 0, syms, masks, -1, m, cd, co[j], 1, n, md)
+                kw._peq_clear(peq, 0, qd, qb, m)
+            elif method == 1:
+                u = _sorted(qd, qb, m, syms, masks)
+                out[i, j] = _voted(peq, 0, syms, masks, u, m, cd, co[j], 1, n, md)
+            else:
+                out[i, j] = _regs(qd, qb, 1, m, cd, co[j], 1, n, pat, row, md)
+
+
+@pytest.mark.parametrize("method", [0, 1, 2], ids=["voted-table", "voted-sorted", "dp-regs"])
+def test_gpu_per_pair_forms_on_the_cpu(method):
+    rng = np.random.default_rng(11)
+    make = lambda n: "".join(rng.choice(list("abcé\U0001f600"), n))  # noqa: E731
+    q = [make(rng.integers(0, 70)) for _ in range(30)]
+    c = [make(rng.integers(0, 90)) for _ in range(33)]
+    codes = words.prepare(q, c)
+    for cutoff in (None, 0, 2, 7):
+        md = -1 if cutoff is None else cutoff
+        got = np.zeros((len(q), len(c)), np.int64)
+        _gpu_forms_on_cpu(codes.q.data, codes.q.offsets, codes.c.data, codes.c.offsets, md,
+                          method, codes.alphabet, got)
+        want = process.cdist(q, c, scorer=Levenshtein.distance, score_cutoff=cutoff,
+                             dtype=np.int32)
+        short = got != -2
+        np.testing.assert_array_equal(got[short], want[short])
+
+
+def test_cuda_words_under_simulator():
+    """Tiny lists (lengths 0-70, empties, Unicode) and pairs: GPU block == CPU block."""
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    out = subprocess.run([sys.executable, "-W", "ignore", str(HERE / "words_cuda_check.py"),
+                          "7", "8", "70", "12"], env=env, capture_output=True, text=True,
+                         timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "identical on CPU and GPU" in out.stdout
+
+
+def _random_words(rng, count: int, lo: int, hi: int, alphabet: str) -> list:
+    letters = list(alphabet)
+    return ["".join(rng.choice(letters, rng.integers(lo, hi + 1))) for _ in range(count)]
+
+
+@pytest.mark.gpu
+@gpu
+@pytest.mark.parametrize("method", ["myers", "dp"])
+def test_gpu_cdist_matches_cpu(method, monkeypatch):
+    from readalign import cuda_words
+
+    monkeypatch.setattr(cuda_words, "METHOD", method)
+    rng = np.random.default_rng(21)
+    q = _random_words(rng, 3000, 0, 20, "abcdefgh") + ["x" * 100, "é" * 70]
+    c = _random_words(rng, 2900, 0, 20, "abcdefgh") + ["x" * 99, q[5]]
+    for md in (None, 2):
+        np.testing.assert_array_equal(readalign.cdist(q, c, max_distance=md, backend="cuda"),
+                                      readalign.cdist(q, c, max_distance=md, backend="cpu"))
+        np.testing.assert_array_equal(readalign.cdist(q, max_distance=md, backend="cuda"),
+                                      readalign.cdist(q, max_distance=md, backend="cpu"))
+    for same in (None, c):
+        got = readalign.cdist(q, same, max_distance=2, sparse=True, backend="cuda")
+        want = readalign.cdist(q, same, max_distance=2, sparse=True, backend="cpu")
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.gpu
+@gpu
+@pytest.mark.parametrize("method", ["myers", "dp"])
+def test_gpu_pairwise_matches_rapidfuzz(method, monkeypatch):
+    from readalign import cuda_words
+
+    monkeypatch.setattr(cuda_words, "METHOD", method)
+    rng = np.random.default_rng(22)
+    a = _random_words(rng, 200_000, 0, 40, "ACGT") + ["A" * 300, "C" * 70]
+    b = _random_words(rng, 200_000, 0, 40, "ACGT") + ["A" * 290 + "G", "C" * 3]
+    want = np.asarray(process.cpdist(a, b, scorer=Levenshtein.distance, workers=-1))
+    np.testing.assert_array_equal(cuda_words.edit_distance_gpu(a, b), want)
+    clipped = np.where(want > 3, -1, want)
+    np.testing.assert_array_equal(cuda_words.edit_distance_gpu(a, b, 3), clipped)
