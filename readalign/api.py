@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import backends
 from .encoding import N_CODE, NO_N, pack_dna, pack_text
 from .engine import Job, align_packed
 from .result import AlignResult
@@ -61,7 +62,14 @@ def edit_distance(a, b, max_distance: int | None = None, backend: str = "auto", 
     :class:`AlignResult` with alignments is returned instead. For every
     ``a`` against every ``b`` (a distance matrix) use :func:`readalign.cdist`.
     """
-    job = Job(infix=False, max_distance=_check_max_distance(max_distance), n_code=NO_N,
-              eqx=False, with_cigar=bool(cigar), k=8)
-    res = align_packed(pack_text(a, "a"), pack_text(b, "b"), job, backend, threads)
+    md = _check_max_distance(max_distance)
+    qa, qb = pack_text(a, "a"), pack_text(b, "b")
+    if not cigar and backends.resolve(backend) == "cuda":
+        from .cuda_words import pairwise_gpu
+
+        if len(qa) != len(qb):
+            raise ValueError(f"got {len(qa)} strings in a but {len(qb)} in b: counts must match")
+        return pairwise_gpu(qa, qb, md)
+    job = Job(infix=False, max_distance=md, n_code=NO_N, eqx=False, with_cigar=bool(cigar), k=8)
+    res = align_packed(qa, qb, job, backend, threads)
     return res if cigar else res.distance
