@@ -86,6 +86,7 @@ def dense_kernel(method: str, alpha: int, qb: int, dp_width: int, tpb: int = TPB
     use_table = alpha > 0 and not use_dp
     peq_cells = qb * alpha if use_table else 1
     W = dp_width
+    W1 = dp_width + 1
 
     @cuda.jit
     def kernel(qd, qo, cd, co, ct, short_c, r0, r1, max_dist, out):
@@ -111,7 +112,7 @@ def dense_kernel(method: str, alpha: int, qb: int, dp_width: int, tpb: int = TPB
         syms = cuda.local.array(WORD_BITS, int32)
         masks = cuda.local.array(WORD_BITS, uint64)
         pat = cuda.local.array(W, int32)
-        row = cuda.local.array(W + 1, int32)
+        row = cuda.local.array(W1, int32)
         cb = co[j]
         n = co[j + 1] - cb
         short = n <= short_c
@@ -204,6 +205,7 @@ def pair_kernel(method: str, dp_width: int):
     myers_voted, dp_regs, peq_sorted = ns.myers_voted, ns.dp_regs, ns.peq_sorted
     use_dp = method == "dp"
     W = dp_width
+    W1 = dp_width + 1
 
     @cuda.jit
     def kernel(ad, ao, bd, bo, max_dist, out):
@@ -215,7 +217,7 @@ def pair_kernel(method: str, dp_width: int):
         masks = cuda.local.array(WORD_BITS, uint64)
         peq = cuda.local.array(1, uint64)
         pat = cuda.local.array(W, int32)
-        row = cuda.local.array(W + 1, int32)
+        row = cuda.local.array(W1, int32)
         ab = ao[p]
         m = ao[p + 1] - ab
         bb = bo[p]

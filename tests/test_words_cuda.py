@@ -118,7 +118,7 @@ def test_gpu_pairwise_matches_rapidfuzz(method, monkeypatch):
     rng = np.random.default_rng(22)
     a = _random_words(rng, 200_000, 0, 40, "ACGT") + ["A" * 300, "C" * 70]
     b = _random_words(rng, 200_000, 0, 40, "ACGT") + ["A" * 290 + "G", "C" * 3]
-    want = np.asarray(process.cpdist(a, b, scorer=Levenshtein.distance, workers=-1))
+    want = np.asarray(process.cpdist(a, b, scorer=Levenshtein.distance, workers=-1)).astype(np.int32)
     np.testing.assert_array_equal(cuda_words.edit_distance_gpu(a, b), want)
     clipped = np.where(want > 3, -1, want)
     np.testing.assert_array_equal(cuda_words.edit_distance_gpu(a, b, 3), clipped)
