@@ -22,12 +22,15 @@ import multiprocessing as mp
 import os
 import platform
 import subprocess
+import sys
 import time
 
 import numpy as np
 
 import readalign
 from readalign import backends
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from readalign.encoding import pack_dna
 from readalign.engine import length_order
 
@@ -190,6 +193,17 @@ def time_kernels(reads, windows, infix: bool, cigar: bool, k: int = 8, vote: boo
     return report
 
 
+def time_plain_nw(reads, windows) -> float:
+    """Seconds for the plain full-matrix NW baseline (benchmarks/plain_nw.py) on every core."""
+    from plain_nw import plain_nw_infix
+
+    q, t = pack_dna(reads), pack_dna(windows)
+    plain_nw_infix(q.data, q.offsets[:3], t.data, t.offsets[:3], 4)
+    t0 = time.perf_counter()
+    plain_nw_infix(q.data, q.offsets, t.data, t.offsets, 4)
+    return time.perf_counter() - t0
+
+
 def device_name() -> str:
     ok, why = backends.cuda_status()
     cpu = platform.processor() or platform.machine()
@@ -272,6 +286,9 @@ def main() -> None:
             n = min(args.cpu_pairs, args.pairs)
             sec = time_api(reads[:n], windows[:n], "infix", True, "cpu", repeats=1)
             row(table, f"{group} readalign CPU API ({os.cpu_count()} thr, CIGAR)", n,
+                nc * n // args.pairs, sec, group=group)
+            sec = time_plain_nw(reads[:n], windows[:n])
+            row(table, f"{group} plain full-matrix NW CPU ({os.cpu_count()} thr, CIGAR)", n,
                 nc * n // args.pairs, sec, group=group)
         print_table(table, peers)
         print(flush=True)
