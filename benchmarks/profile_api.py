@@ -1,6 +1,12 @@
 """Per-stage timing of one ``readalign.align`` call (debug log), for finding host overhead.
 
     python benchmarks/profile_api.py --pairs 2000000 --length 150 --backend cuda
+
+With the GPU backend, the lines indented under "gpu pipeline, N chunk(s)" are the
+host time summed over chunks per pipeline step (stage into pinned buffers,
+enqueue copy in + forward, wait forward + traceback, wait chunk + collect); GPU
+copies and kernels overlap them, so the per-batch "align batch (cuda)" line is
+the wall time that counts.
 """
 
 from __future__ import annotations

@@ -48,8 +48,8 @@ def align(reads, windows, mode: str = "infix", max_distance: int | None = None,
     job = Job(infix=mode == "infix", max_distance=_check_max_distance(max_distance),
               n_code=N_CODE, eqx=bool(eqx), with_cigar=bool(cigar), k=_check_k(k))
     with stage("pack sequences", len(reads)):
-        q = pack_dna(reads, "reads")
-        t = pack_dna(windows, "windows")
+        q = pack_dna(reads, "reads", lazy=True)
+        t = pack_dna(windows, "windows", lazy=True)
     return align_packed(q, t, job, backend, threads)
 
 
@@ -63,7 +63,7 @@ def edit_distance(a, b, max_distance: int | None = None, backend: str = "auto", 
     ``a`` against every ``b`` (a distance matrix) use :func:`readalign.cdist`.
     """
     md = _check_max_distance(max_distance)
-    qa, qb = pack_text(a, "a"), pack_text(b, "b")
+    qa, qb = pack_text(a, "a", lazy=bool(cigar)), pack_text(b, "b", lazy=bool(cigar))
     if not cigar and backends.resolve(backend) == "cuda":
         from .cuda_words import pairwise_gpu
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -83,31 +84,65 @@ def _with_pad(flat: np.ndarray) -> np.ndarray:
     return out
 
 
-def _fixed_width(arr: np.ndarray, table: np.ndarray | None) -> Packed:
-    """Pack a 1-D ``S``/``U`` array without Python objects, through ``table`` if given.
-
-    numpy pads fixed-width strings with NULs, so a string's length is the
-    position after its last non-NUL symbol.
-    """
+def _grid(arr: np.ndarray) -> np.ndarray:
+    """A 1-D ``S``/``U`` array as a 2-D grid of its symbols (uint8 or uint32), no copy if contiguous."""
     width = arr.dtype.itemsize // (4 if arr.dtype.kind == "U" else 1)
     unit = np.uint32 if arr.dtype.kind == "U" else np.uint8
-    grid = np.ascontiguousarray(arr).view(unit).reshape(arr.shape[0], max(width, 1))
-    lengths = hostkernels.fixed_width_lengths(grid) if width else np.zeros(len(arr), np.int64)
-    offsets = np.zeros(arr.shape[0] + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    use = table is not None
-    data = hostkernels.pack_rows(grid, offsets, table if use else _DNA, use)
-    return Packed(data.astype(np.uint8) if use else data, offsets)
+    return np.ascontiguousarray(arr).view(unit).reshape(arr.shape[0], max(width, 1))
+
+
+class GridPacked:
+    """Fixed-width strings kept as their NUL-padded grid; packed only when ``data`` is read.
+
+    Offers :class:`Packed`'s ``data``/``offsets``/``lengths``; backends that can
+    read the grid directly (the GPU stages rows straight into pinned buffers)
+    skip the packing pass. numpy pads fixed-width strings with NULs, so a
+    string's length is the position after its last non-NUL symbol.
+    """
+
+    def __init__(self, arr: np.ndarray, table: np.ndarray | None) -> None:
+        self.grid = _grid(arr)
+        self.table = table
+        width = arr.dtype.itemsize
+        self.lengths = (hostkernels.fixed_width_lengths(self.grid) if width
+                        else np.zeros(arr.shape[0], np.int64))
+        self.offsets = np.empty(arr.shape[0] + 1, dtype=np.int64)
+        self.offsets[0] = 0
+        np.cumsum(self.lengths, out=self.offsets[1:])
+
+    @property
+    def code_dtype(self) -> np.dtype:
+        """dtype of the packed codes."""
+        return np.dtype(np.uint8) if self.table is not None else self.grid.dtype
+
+    @cached_property
+    def data(self) -> np.ndarray:
+        """The packed codes (computed on first use)."""
+        use = self.table is not None
+        data = hostkernels.pack_rows(self.grid, self.offsets, self.table if use else _DNA, use)
+        return data.astype(np.uint8, copy=False) if use else data
+
+    def __len__(self) -> int:
+        return self.offsets.shape[0] - 1
+
+
+def _fixed_width(arr: np.ndarray, table: np.ndarray | None) -> Packed:
+    """Pack a 1-D ``S``/``U`` array without Python objects, through ``table`` if given."""
+    lazy = GridPacked(arr, table)
+    return Packed(lazy.data, lazy.offsets)
 
 
 def _is_fixed_width(seqs: object) -> bool:
     return isinstance(seqs, np.ndarray) and seqs.ndim == 1 and seqs.dtype.kind in "SU"
 
 
-def pack_dna(seqs: object, what: str = "sequences") -> Packed:
-    """Pack DNA: case-folded, A/C/G/T to 0..3, anything else to N (4)."""
+def pack_dna(seqs: object, what: str = "sequences", lazy: bool = False) -> Packed | GridPacked:
+    """Pack DNA: case-folded, A/C/G/T to 0..3, anything else to N (4).
+
+    ``lazy``: a fixed-width ``S``/``U`` array comes back as a :class:`GridPacked`.
+    """
     if _is_fixed_width(seqs):
-        return _fixed_width(seqs, _DNA)
+        return GridPacked(seqs, _DNA) if lazy else _fixed_width(seqs, _DNA)
     seqs = _as_list(seqs, what)
     kind = _kind(seqs, what)
     if kind is str:
@@ -118,10 +153,13 @@ def pack_dna(seqs: object, what: str = "sequences") -> Packed:
     return Packed(_with_pad(flat), _lengths(seqs))
 
 
-def pack_text(seqs: object, what: str = "strings") -> Packed:
-    """Pack text: str by Unicode code point (uint32), bytes by byte (uint8)."""
+def pack_text(seqs: object, what: str = "strings", lazy: bool = False) -> Packed | GridPacked:
+    """Pack text: str by Unicode code point (uint32), bytes by byte (uint8).
+
+    ``lazy``: a fixed-width ``S``/``U`` array comes back as a :class:`GridPacked`.
+    """
     if _is_fixed_width(seqs):
-        return _fixed_width(seqs, None)
+        return GridPacked(seqs, None) if lazy else _fixed_width(seqs, None)
     seqs = _as_list(seqs, what)
     kind = _kind(seqs, what)
     if kind is str:

@@ -42,7 +42,11 @@ class Job:
 
 @dataclass
 class BatchResult:
-    """One batch's results in batch order; ``ops`` holds every pair's CIGAR, concatenated."""
+    """One batch's results in batch order; ``ops`` holds every pair's CIGAR, concatenated.
+
+    A backend may instead give ``ops`` as a list of ``(lo, hi, runs)``: the runs
+    of batch positions ``lo:hi``, concatenated (saves one copy of all runs).
+    """
 
     dist: np.ndarray
     ref_start: np.ndarray
@@ -94,6 +98,23 @@ def gather_slices(arr: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np
     return hostkernels.gather(arr, np.asarray(starts, dtype=np.int64), counts, out_offsets)
 
 
+def _op_pieces(idx: np.ndarray, res: BatchResult) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(pair indices, their CIGAR runs) per piece: ``res.ops`` is one array or ``(lo, hi, runs)`` chunks."""
+    if isinstance(res.ops, np.ndarray):
+        return [(idx, res.ops)]
+    return [(idx[lo:hi], chunk_ops) for lo, hi, chunk_ops in res.ops]
+
+
+def _place_ops(pieces: list, n_ops: np.ndarray, offsets: np.ndarray, npairs: int) -> np.ndarray:
+    """Every pair's CIGAR runs at ``offsets`` (input order), from the pieces in batch order."""
+    if len(pieces) == 1 and hostkernels.is_identity(pieces[0][0], npairs):
+        return pieces[0][1]
+    ops = np.empty(int(offsets[-1]), dtype=np.uint32)
+    for idx, batch_ops in pieces:
+        hostkernels.scatter(batch_ops, n_ops[idx], offsets[idx], ops)
+    return ops
+
+
 def _runner(name: str):
     if name == "cuda":
         from . import cuda_backend
@@ -134,20 +155,15 @@ def align_packed(q: Packed, t: Packed, job: Job, backend: str = "auto",
             idx = group[lo:hi]
             with stage(f"align batch ({where})", idx.shape[0]):
                 res = run(q, t, idx, job, k, threads)
-            dist[idx] = res.dist
-            ref_start[idx] = res.ref_start
-            ref_end[idx] = res.ref_end
-            n_ops[idx] = res.n_ops
+            with stage("results to input order", idx.shape[0]):
+                hostkernels.scatter_results(idx, res.dist, res.ref_start, res.ref_end, res.n_ops,
+                                            dist, ref_start, ref_end, n_ops)
             if job.with_cigar:
-                pieces.append((idx, res.ops))
-    with stage("results to input order", npairs):
-        offsets = np.zeros(npairs + 1, dtype=np.int64)
+                pieces.extend(_op_pieces(idx, res))
+    with stage("CIGARs to input order", npairs):
+        offsets = np.empty(npairs + 1, dtype=np.int64)
+        offsets[0] = 0
         np.cumsum(n_ops, out=offsets[1:])
-        if len(pieces) == 1 and np.array_equal(pieces[0][0], np.arange(npairs)):
-            ops = pieces[0][1]
-        else:
-            ops = np.empty(int(offsets[-1]), dtype=np.uint32)
-            for idx, batch_ops in pieces:
-                hostkernels.scatter(batch_ops, n_ops[idx], offsets[idx], ops)
+        ops = _place_ops(pieces, n_ops, offsets, npairs)
     mode = "infix" if job.infix else "global"
     return AlignResult(dist, ref_start, ref_end, ops, offsets, mode, name)

@@ -101,3 +101,78 @@ def is_sorted_pairs(m, n):
         if m[i] < m[i - 1] or (m[i] == m[i - 1] and n[i] < n[i - 1]):
             bad += 1
     return bad == 0
+
+
+@njit(nogil=True, cache=True)
+def chunk_offsets(lengths, idx, lo, hi, dst_off):
+    """``dst_off[i]``: start of pair ``idx[lo + i]``'s sequence in a chunk; returns the total."""
+    dst_off[0] = 0
+    for i in range(hi - lo):
+        dst_off[i + 1] = dst_off[i] + lengths[idx[lo + i]]
+    return dst_off[hi - lo]
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def stage_grid(grid, idx, lo, dst_off, table, use_table, dst):
+    """Rows ``idx[lo:]`` of a NUL-padded grid, concatenated at ``dst_off`` (through ``table``)."""
+    count = dst_off.shape[0] - 1
+    for i in prange(count):
+        row = idx[lo + i]
+        base = dst_off[i]
+        if use_table:
+            for j in range(dst_off[i + 1] - base):
+                c = grid[row, j]
+                if c < 256:
+                    dst[base + j] = table[c & 255]
+                else:
+                    dst[base + j] = table[0]
+        else:
+            for j in range(dst_off[i + 1] - base):
+                dst[base + j] = grid[row, j]
+    dst[dst_off[count]] = 0
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def stage_flat(data, offsets, idx, lo, dst_off, dst):
+    """Sequences ``idx[lo:]`` of a packed array, concatenated at ``dst_off``."""
+    count = dst_off.shape[0] - 1
+    for i in prange(count):
+        src = offsets[idx[lo + i]]
+        base = dst_off[i]
+        for j in range(dst_off[i + 1] - base):
+            dst[base + j] = data[src + j]
+    dst[dst_off[count]] = 0
+
+
+@njit(nogil=True, cache=True)
+def cigar_slots(dist, out_off):
+    """Slot start per lane for ``2d+1`` runs (none when ``d < 0``); returns the total."""
+    total = 0
+    for i in range(dist.shape[0]):
+        out_off[i] = total
+        if dist[i] >= 0:
+            total += 2 * dist[i] + 1
+    return total
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def scatter_results(idx, dist, ref_start, ref_end, n_ops, out_dist, out_start, out_end, out_nops):
+    """``out_x[idx[i]] = x[i]`` for the four per-pair result arrays, in one parallel pass."""
+    for i in prange(idx.shape[0]):
+        j = idx[i]
+        out_dist[j] = dist[i]
+        out_start[j] = ref_start[i]
+        out_end[j] = ref_end[i]
+        out_nops[j] = n_ops[i]
+
+
+@njit(parallel=True, cache=True)
+def is_identity(idx, count):
+    """True when ``idx`` is ``0, 1, ..., count-1``."""
+    if idx.shape[0] != count:
+        return False
+    bad = 0
+    for i in prange(count):
+        if idx[i] != i:
+            bad += 1
+    return bad == 0

@@ -1,0 +1,204 @@
+"""The GPU pipeline: chunks of a length-sorted batch over a few CUDA streams.
+
+Each chunk goes through four steps; the host runs step s of chunk i while the
+GPU still works on earlier chunks, so copies, kernels and host work overlap:
+
+1. *stage*: gather the chunk's sequences (in length order, translated to
+   codes straight from a fixed-width grid when there is one) into pinned
+   buffers;
+2. *forward*: async copy in, forward kernel, async copy of distances and end
+   columns back;
+3. *traceback*: wait for the distances, size every lane's CIGAR slot (``2d+1``
+   runs), async copy of the slot offsets in, traceback kernel, async copy of
+   spans and CIGAR runs back;
+4. *collect*: wait for the chunk, move its results out of the pinned buffers.
+
+Iteration i runs stage+forward of chunk i, traceback of i-1 and collect of
+i-2, so ``SLOTS = 3`` sets of buffers and streams rotate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import cuda
+
+from . import hostkernels
+from .cuda_backend import THREADS_PER_BLOCK, device_batches
+from .cuda_buffers import DevicePool, pinned
+from .encoding import _DNA, GridPacked
+from .engine import BatchResult
+from .timing import Tally
+
+SLOTS = 3
+CHUNK_BYTES = 48 << 20
+"""Sequence bytes per chunk: large enough to fill the GPU, small enough to overlap."""
+MIN_CHUNK = 1 << 14
+MAX_CHUNK = 1 << 20
+
+
+@dataclass
+class _Chunk:
+    lo: int
+    hi: int
+    slot: int
+    m_max: int
+    n_max: int
+    seqs: tuple = ()
+    bufs: tuple = ()
+    total_ops: int = 0
+
+    @property
+    def count(self) -> int:
+        return self.hi - self.lo
+
+
+class _Slot:
+    """One stream with its device buffers and its pinned host buffers."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.stream = cuda.stream()
+        self.dev = DevicePool(self.stream)
+
+    def host(self, name: str, size: int, dtype) -> np.ndarray:
+        return pinned(("gpu_pipeline", self.index, name), size, dtype)
+
+
+def chunk_pairs(m: np.ndarray, n: np.ndarray, itemsize: int) -> int:
+    """Pairs per chunk: about ``CHUNK_BYTES`` of sequence, within ``MIN_CHUNK..MAX_CHUNK``."""
+    per_pair = max(float(m.mean() + n.mean()) * itemsize + 16, 1.0) if m.shape[0] else 1.0
+    return int(min(max(CHUNK_BYTES // per_pair, MIN_CHUNK), MAX_CHUNK))
+
+
+def _code_dtype(src) -> np.dtype:
+    return src.code_dtype if isinstance(src, GridPacked) else src.data.dtype
+
+
+def _stage_one(src, idx: np.ndarray, c: _Chunk, slot: _Slot, name: str) -> tuple:
+    """Gather one side's sequences of chunk ``c`` into pinned codes + offsets."""
+    off = slot.host(name + "_off", c.count + 1, np.int64)
+    total = int(hostkernels.chunk_offsets(src.lengths, idx, c.lo, c.hi, off))
+    codes = slot.host(name, total + 1, _code_dtype(src))
+    if isinstance(src, GridPacked):
+        use = src.table is not None
+        hostkernels.stage_grid(src.grid, idx, c.lo, off, src.table if use else _DNA, use, codes)
+    else:
+        hostkernels.stage_flat(src.data, src.offsets, idx, c.lo, off, codes)
+    return codes, off
+
+
+def _to_device(slot: _Slot, name: str, host: np.ndarray):
+    dev = slot.dev.get(name, host.shape[0], host.dtype)
+    dev.copy_to_device(host, stream=slot.stream)
+    return dev
+
+
+def _forward(c: _Chunk, slot: _Slot, staged: tuple, order, job, k: int) -> None:
+    """Enqueue: copy the chunk in, forward kernel, distances and end columns back."""
+    from .kernels.cuda import BOUNDARY_DTYPE, boundary_elements, kernels
+
+    forward_kernel = kernels(k)[0]
+    (qc, qo), (tc, to) = staged
+    c.seqs = (_to_device(slot, "q", qc), _to_device(slot, "qo", qo), _to_device(slot, "t", tc),
+              _to_device(slot, "to", to), order[:c.count])
+    rows, cols = boundary_elements(c.m_max, c.n_max, k) if job.with_cigar else (1, 1)
+    rbuf = slot.dev.get("rbuf", rows * c.count, BOUNDARY_DTYPE)
+    cbuf = slot.dev.get("cbuf", cols * c.count, BOUNDARY_DTYPE)
+    dist = slot.dev.get("dist", c.count, np.int32)
+    end = slot.dev.get("end", c.count, np.int64)
+    c.bufs = (rbuf, cbuf, dist, end)
+    blocks = (c.count + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+    forward_kernel[blocks, THREADS_PER_BLOCK, slot.stream](
+        *c.seqs, job.infix, job.max_distance, job.n_code, job.with_cigar, rbuf, cbuf, dist, end)
+    dist.copy_to_host(slot.host("dist", c.count, np.int32), stream=slot.stream)
+    end.copy_to_host(slot.host("end", c.count, np.int64), stream=slot.stream)
+
+
+def _traceback(c: _Chunk, slot: _Slot, job, k: int) -> None:
+    """Wait for the distances, size CIGAR slots, enqueue traceback and the copies back."""
+    from .kernels.cuda import kernels
+
+    slot.stream.synchronize()
+    if not job.with_cigar:
+        return
+    traceback_kernel = kernels(k)[1]
+    n = c.count
+    out_off = slot.host("out_off", n, np.int64)
+    c.total_ops = int(hostkernels.cigar_slots(slot.host("dist", n, np.int32), out_off))
+    d_off = _to_device(slot, "out_off", out_off)
+    d_out = slot.dev.get("out", c.total_ops, np.uint32)
+    start = slot.dev.get("start", n, np.int64)
+    nops = slot.dev.get("nops", n, np.int64)
+    blocks = (n + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+    traceback_kernel[blocks, THREADS_PER_BLOCK, slot.stream](
+        *c.seqs, job.infix, job.n_code, job.eqx, *c.bufs, d_off, d_out, start, nops)
+    start.copy_to_host(slot.host("start", n, np.int64), stream=slot.stream)
+    nops.copy_to_host(slot.host("nops", n, np.int64), stream=slot.stream)
+    if c.total_ops:
+        d_out.copy_to_host(slot.host("ops", c.total_ops, np.uint32), stream=slot.stream)
+
+
+def _collect(c: _Chunk, slot: _Slot, job, res: BatchResult, ops: list) -> None:
+    """Wait for the chunk and copy its results out of the pinned buffers."""
+    slot.stream.synchronize()
+    n = c.count
+    dist = slot.host("dist", n, np.int32)
+    res.dist[c.lo:c.hi] = dist
+    np.copyto(res.ref_end[c.lo:c.hi], np.where(dist < 0, -1, slot.host("end", n, np.int64)))
+    if not job.with_cigar:
+        res.ref_start[c.lo:c.hi] = -1 if job.infix else np.where(dist >= 0, 0, -1)
+        res.n_ops[c.lo:c.hi] = 0
+        return
+    nops = slot.host("nops", n, np.int64)
+    res.ref_start[c.lo:c.hi] = slot.host("start", n, np.int64)
+    res.n_ops[c.lo:c.hi] = nops
+    counts = res.n_ops[c.lo:c.hi]
+    out_offsets = np.empty(n + 1, dtype=np.int64)
+    out_offsets[0] = 0
+    np.cumsum(counts, out=out_offsets[1:])
+    runs = hostkernels.gather(slot.host("ops", c.total_ops, np.uint32),
+                              slot.host("out_off", n, np.int64), counts, out_offsets)
+    ops.append((c.lo, c.hi, runs))
+
+
+def _plan(q, t, idx: np.ndarray, job, k: int) -> list[_Chunk]:
+    m = q.lengths[idx]
+    n = t.lengths[idx]
+    itemsize = max(_code_dtype(q).itemsize, _code_dtype(t).itemsize)
+    bounds = device_batches(m, n, k, job.with_cigar, SLOTS, chunk_pairs(m, n, itemsize))
+    return [_Chunk(lo, hi, i % SLOTS, int(m[lo:hi].max()), int(n[lo:hi].max()))
+            for i, (lo, hi) in enumerate(bounds)]
+
+
+def run_pipeline(q, t, idx: np.ndarray, job, k: int) -> BatchResult:
+    """Align the length-sorted pairs ``idx``; results in ``idx`` order (``ops`` as chunk pieces)."""
+    tally = Tally()
+    count = idx.shape[0]
+    chunks = _plan(q, t, idx, job, k)
+    slots = [_Slot(i) for i in range(min(SLOTS, len(chunks)))]
+    res = BatchResult(np.empty(count, np.int32), np.empty(count, np.int64),
+                      np.empty(count, np.int64), np.empty(count, np.int64), [])
+    if not chunks:
+        res.ops = np.zeros(0, np.uint32)
+        return res
+    order = cuda.to_device(np.arange(max(c.count for c in chunks), dtype=np.int64))
+    for i in range(len(chunks) + 2):
+        if i < len(chunks):
+            c = chunks[i]
+            with tally.stage("stage chunk (pinned)", c.count):
+                staged = (_stage_one(q, idx, c, slots[c.slot], "qc"),
+                          _stage_one(t, idx, c, slots[c.slot], "tc"))
+            with tally.stage("enqueue copy in + forward", c.count):
+                _forward(c, slots[c.slot], staged, order, job, k)
+        if 0 <= i - 1 < len(chunks):
+            c = chunks[i - 1]
+            with tally.stage("wait forward, traceback", c.count):
+                _traceback(c, slots[c.slot], job, k)
+        if 0 <= i - 2 < len(chunks):
+            c = chunks[i - 2]
+            with tally.stage("wait chunk, collect", c.count):
+                _collect(c, slots[c.slot], job, res, res.ops)
+    tally.report(f"  gpu pipeline, {len(chunks)} chunk(s): ")
+    return res
