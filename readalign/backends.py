@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from functools import lru_cache
 
 from .errors import BackendUnavailableError
 
@@ -12,8 +13,9 @@ log = logging.getLogger("readalign")
 BACKENDS = ("auto", "cpu", "cuda")
 
 
+@lru_cache(maxsize=1)
 def cuda_status() -> tuple[bool, str]:
-    """Return (usable, reason): whether a CUDA GPU can run the kernels."""
+    """Return (usable, reason): whether a CUDA GPU can run the kernels (probed once)."""
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
         return True, "CUDA simulator (NUMBA_ENABLE_CUDASIM=1)"
     try:

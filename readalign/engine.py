@@ -76,20 +76,6 @@ def length_order(m: np.ndarray, n: np.ndarray) -> np.ndarray:
     return np.lexsort((n, m)).astype(np.int64)
 
 
-def split_by_budget(weight: np.ndarray, budget: int, max_items: int) -> list[tuple[int, int]]:
-    """Cut a sequence of weights into ranges of total <= budget (at least one item each)."""
-    bounds = []
-    csum = np.concatenate(([0], np.cumsum(weight, dtype=np.int64)))
-    lo = 0
-    total = weight.shape[0]
-    while lo < total:
-        hi = int(np.searchsorted(csum, csum[lo] + budget, side="right")) - 1
-        hi = min(max(hi, lo + 1), lo + max_items, total)
-        bounds.append((lo, hi))
-        lo = hi
-    return bounds
-
-
 def gather_slices(arr: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Concatenate ``arr[starts[i]:starts[i]+counts[i]]`` for every i (parallel)."""
     counts = np.asarray(counts, dtype=np.int64)
@@ -134,24 +120,23 @@ def align_packed(q: Packed, t: Packed, job: Job, backend: str = "auto",
     npairs = len(q)
     m = q.lengths
     n = t.lengths
-    dist = np.full(npairs, -1, dtype=np.int32)
-    ref_start = np.full(npairs, -1, dtype=np.int64)
-    ref_end = np.full(npairs, -1, dtype=np.int64)
-    n_ops = np.zeros(npairs, dtype=np.int64)
+    dist = np.empty(npairs, dtype=np.int32)  # every pair is written by exactly one batch
+    ref_start = np.empty(npairs, dtype=np.int64)
+    ref_end = np.empty(npairs, dtype=np.int64)
+    n_ops = np.empty(npairs, dtype=np.int64)
     pieces: list[tuple[np.ndarray, np.ndarray]] = []
     with stage("sort by length", npairs):
         order = length_order(m, n)
-    long = np.maximum(m[order], n[order]) > LONG_PAIR
-    if name == "cuda" and long.any():
+    short, long = hostkernels.partition_long(order, m, n, LONG_PAIR)
+    if name == "cuda" and long.shape[0]:
         log.info("%d pair(s) longer than %d bases take the long path on the CPU",
-                 int(long.sum()), LONG_PAIR)
-    for group, k, where in ((order[~long], job.k, name),
-                            (order[long], max(job.k, LONG_K), "cpu")):
+                 long.shape[0], LONG_PAIR)
+    for group, k, where in ((short, job.k, name), (long, max(job.k, LONG_K), "cpu")):
         if group.shape[0] == 0:
             continue
         run = _runner(where)
-        cells = (m[group] + 1) * (n[group] + 1)
-        for lo, hi in split_by_budget(cells, BATCH_CELLS[where], 1 << 24):
+        bounds = hostkernels.budget_bounds(group, m, n, BATCH_CELLS[where], 1 << 24)
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
             idx = group[lo:hi]
             with stage(f"align batch ({where})", idx.shape[0]):
                 res = run(q, t, idx, job, k, threads)

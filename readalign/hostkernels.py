@@ -176,3 +176,43 @@ def is_identity(idx, count):
         if idx[i] != i:
             bad += 1
     return bad == 0
+
+
+@njit(cache=True, nogil=True)
+def partition_long(order, m, n, limit):
+    """Split ``order`` into (pairs with both lengths <= limit, the rest), keeping its order."""
+    count = order.shape[0]
+    short = np.empty(count, dtype=np.int64)
+    long = np.empty(count, dtype=np.int64)
+    ns = 0
+    nl = 0
+    for x in range(count):
+        p = order[x]
+        if m[p] > limit or n[p] > limit:
+            long[nl] = p
+            nl += 1
+        else:
+            short[ns] = p
+            ns += 1
+    return short[:ns], long[:nl]
+
+
+@njit(cache=True, nogil=True)
+def budget_bounds(idx, m, n, budget, max_items):
+    """Cut ``idx`` into ranges of at most ``budget`` DP cells and ``max_items`` pairs (>= 1 each)."""
+    bounds = np.empty(idx.shape[0] + 1, dtype=np.int64)
+    nb = 0
+    bounds[0] = 0
+    cells = 0
+    start = 0
+    for x in range(idx.shape[0]):
+        c = (m[idx[x]] + 1) * (n[idx[x]] + 1)
+        if x > start and (cells + c > budget or x - start >= max_items):
+            nb += 1
+            bounds[nb] = x
+            start = x
+            cells = 0
+        cells += c
+    nb += 1
+    bounds[nb] = idx.shape[0]
+    return bounds[: nb + 1]
