@@ -90,6 +90,8 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--batch-size", type=int, default=200_000)
     ap.add_argument("--genome", type=int, default=5_000_000, help="random genome length")
     ap.add_argument("--max-distance", type=int, default=None)
+    ap.add_argument("--compression-level", type=int, default=None,
+                    help="BGZF level 0-9 (default: readalign's, i.e. htslib's 6)")
     ap.add_argument("--sort", action="store_true")
     ap.add_argument("--secondary", action="store_true")
     ap.add_argument("--skip-align", action="store_true",
@@ -110,7 +112,7 @@ def run_once(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str):
     opts = Options(reference=ref, reads=reads, candidates=paf, output=out,
                    backend=args.backend, threads=args.threads, batch_size=args.batch_size,
                    max_distance=args.max_distance, sort=args.sort, secondary=args.secondary,
-                   version=__version__)
+                   compression_level=args.compression_level, version=__version__)
     aligner = ungapped_aligner(opts.pad) if args.skip_align else None
     t = time.perf_counter()
     s = run(opts, aligner)
@@ -126,12 +128,18 @@ def warm_up(args: argparse.Namespace, d: str) -> None:
     run_once(args, w, ref, reads, paf)
 
 
+def level_text(level: int | None) -> str:
+    """The BGZF level as the table header states it."""
+    return "default (6)" if level is None else str(level)
+
+
 def report(args: argparse.Namespace, s, wall: float, size: int, npairs: int,
            sim_s: float) -> dict:
     """Print the per-stage table; return the same numbers as a dict."""
     kernel = "stand-in (--skip-align)" if args.skip_align else s.backend
     print(f"readalign align benchmark: {args.reads:,} reads x {READ_LEN} bp, {npairs:,} pairs, "
-          f"kernel {kernel}, {args.threads} threads, batch {args.batch_size:,} "
+          f"kernel {kernel}, {args.threads} threads, batch {args.batch_size:,}, "
+          f"compression level {level_text(args.compression_level)} "
           f"(simulation {sim_s:.1f}s, not timed)")
     print("stage seconds are busy time in each stage's own thread; stages overlap, so they "
           "can sum to more than the total")
@@ -148,7 +156,8 @@ def report(args: argparse.Namespace, s, wall: float, size: int, npairs: int,
     print(f"records {s.records:,} ({rec_s:,.0f} records/s assembled + compressed), "
           f"aligned {s.aligned:,}, unaligned {s.unaligned:,}, BAM {size / 1e6:.1f} MB")
     return {"reads": args.reads, "pairs": npairs, "kernel": kernel, "threads": args.threads,
-            "batch_size": args.batch_size, "stage_seconds": rows, "total_seconds": wall,
+            "batch_size": args.batch_size, "compression_level": args.compression_level,
+            "stage_seconds": rows, "total_seconds": wall,
             "reads_per_second": args.reads / wall, "non_kernel_seconds": non_kernel,
             "records": s.records, "bam_bytes": size, "cpu_count": os.cpu_count()}
 

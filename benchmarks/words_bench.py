@@ -20,7 +20,9 @@ Timings include packing the strings and, for the GPU, copying results back.
 Each measurement is the best of ``--repeat`` runs after one warm-up call. On
 the GPU, ``--method`` picks the per-pair method (``myers`` bit-parallel,
 ``dp`` register-resident DP, or ``both``); a kernel-only time (CUDA events)
-is reported beside the end-to-end one. The pairwise GPU rows call
+is reported beside the end-to-end one, and under the table the last dense
+call's components (``readalign.cuda_dense.LAST``: kernel and device-to-host
+sums from CUDA events, host placement and waits, wall total). The pairwise GPU rows call
 ``readalign.cuda_words.edit_distance_gpu`` (distance only). A failing row
 prints its error and the run goes on.
 """
@@ -85,9 +87,20 @@ def device_name(backend: str) -> str:
     return backends.cuda_status()[1]
 
 
-def _row(label: str, pairs: int, rf_t, ra_t, same, kernel_t=None, method: str = "") -> dict:
+def _row(label: str, pairs: int, rf_t, ra_t, same, kernel_t=None, method: str = "",
+         parts=None) -> dict:
     return {"workload": label, "pairs": pairs, "rapidfuzz_s": rf_t, "readalign_s": ra_t,
-            "kernel_s": kernel_t, "method": method, "equal": same, "error": None}
+            "kernel_s": kernel_t, "method": method, "equal": same, "error": None,
+            "parts": parts}
+
+
+def _last_parts(method: str):
+    """The GPU dense pipeline's breakdown of its last call (seconds), or None on the CPU."""
+    if not method:
+        return None
+    from readalign import cuda_dense
+
+    return dict(cuda_dense.LAST) or None
 
 
 def _guard(rows: list, label: str, fn, method: str = "") -> None:
@@ -156,10 +169,11 @@ def words_rows(args, rng) -> list:
                                 max_distance=md, backend=args.backend)
                 ra_t, ra = best_time(lambda: readalign.cdist(
                     queries, choices, max_distance=md, backend=args.backend), args.repeat)
+                parts = _last_parts(method)
                 same = bool(np.array_equal(rf, ra))
                 del ra
                 return [_row(label, pairs, rf_t, ra_t, same,
-                             _kernel_time(queries, choices, md, method), method)]
+                             _kernel_time(queries, choices, md, method), method, parts)]
             _guard(rows, label, dense, method)
         del rf
         if md is not None:
@@ -236,6 +250,17 @@ def print_table(rows: list, backend: str) -> None:
               f"{_fmt(k_t, '.4f')} | {_fmt(k_t and p / k_t, '.3e')} | "
               f"{'-' if rf_t is None else f'{rf_t / ra_t:.2f}x'} | "
               f"{'-' if r['equal'] is None else r['equal']} |")
+    print_parts(rows)
+
+
+def print_parts(rows: list) -> None:
+    """The GPU dense pipeline's components of each row's last call, in seconds."""
+    for r in rows:
+        parts = r.get("parts")
+        if parts:
+            text = ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
+                             for k, v in parts.items())
+            print(f"  {r['workload']} [{r['method']}] last call: {text}")
 
 
 def write_json(path: str, rows: list, backend: str) -> None:

@@ -8,7 +8,9 @@ the block's rows, so the pairs are generated on the device. With the
 shared memory, indexed by the dense per-call alphabet (``alpha`` entries per
 row); short choices are read from an interleaved copy (symbol e of choice j
 at ``e * nc + j``, coalesced across a warp). Results go to a row-major block
-``out[(i - r0) * nc + j]`` (coalesced stores). Pairs whose both words exceed
+``out[(i - r0) * nc + j]`` (coalesced stores). Rows of at most 32 symbols
+use 32-bit masks (:data:`.words.SHORT_BITS`), with a 32-bit shared table when
+every row of the launch is that short. Pairs whose both words exceed
 64 symbols are left to the host (the CPU path), which patches them in; the
 kernel writes ``max_dist + 1`` there so sparse counts skip them.
 
@@ -23,10 +25,10 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
-from numba import config, cuda, int32, int64, uint64
+from numba import config, cuda, int32, int64, uint32, uint64
 
 from .cuda import vote_helper
-from .words import WORD_BITS, build
+from .words import SHORT_BITS, WORD_BITS, build
 
 SIM = config.ENABLE_CUDASIM
 TPB = 32 if SIM else 128
@@ -53,13 +55,18 @@ def table_alpha(alphabet: int) -> int:
     return size
 
 
-def rows_per_block(alpha: int) -> int:
+def rows_per_block(alpha: int, table_bits: int = WORD_BITS) -> int:
     """Query rows one block shares (its mask tables fill :data:`SMEM_PEQ_BYTES`)."""
     if SIM:
         return 4
     if alpha == 0:
         return 16
-    return max(1, min(32, SMEM_PEQ_BYTES // (8 * alpha)))
+    return max(1, min(32, SMEM_PEQ_BYTES // (table_bits // 8 * alpha)))
+
+
+def table_bits_for(longest_row: int) -> int:
+    """Mask word of a launch's shared table: 32 bits when every row has <= 32 symbols."""
+    return SHORT_BITS if longest_row <= SHORT_BITS else WORD_BITS
 
 
 def dp_width_for(maxlen: int) -> int:
@@ -71,20 +78,32 @@ def dp_width_for(maxlen: int) -> int:
 
 
 @cache
-def device_functions(dp_width: int = WORD_BITS):
+def device_functions(dp_width: int = WORD_BITS, word_bits: int = WORD_BITS):
     """The per-pair functions compiled as CUDA device functions, with the warp vote."""
-    return build(cuda.jit(device=True), vote_helper(True), dp_width)
+    return build(cuda.jit(device=True), vote_helper(True), dp_width, word_bits)
 
 
 @cache
-def dense_kernel(method: str, alpha: int, qb: int, dp_width: int, tpb: int = TPB):
-    """Compile (once per configuration) the dense-block kernel."""
+def dense_kernel(method: str, alpha: int, qb: int, dp_width: int, tpb: int = TPB,
+                 table_bits: int = WORD_BITS):
+    """Compile (once per configuration) the dense-block kernel.
+
+    ``table_bits`` is the word of the shared mask table: 32 when every row of
+    the launch has at most 32 symbols (half the shared memory, no bank
+    conflicts for alphabets up to 32). Whatever the table, rows of at most
+    32 symbols run the 32-bit Myers step (the branch is uniform: a block's
+    threads share their rows), rows of 33-64 the 64-bit one.
+    """
     ns = device_functions(dp_width)
-    myers_voted, dp_regs = ns.myers_voted, ns.dp_regs
-    peq_set, peq_sorted = ns.peq_set, ns.peq_sorted
+    short = device_functions(dp_width, SHORT_BITS)
+    myers_voted, voted32, dp_regs = ns.myers_voted, short.myers_voted, ns.dp_regs
+    peq_sorted = ns.peq_sorted
+    peq_set = short.peq_set if table_bits == SHORT_BITS else ns.peq_set
     use_dp = method == "dp"
     use_table = alpha > 0 and not use_dp
     peq_cells = qb * alpha if use_table else 1
+    table_t = uint32 if table_bits == SHORT_BITS else uint64
+    TB = table_bits
     W = dp_width
     W1 = dp_width + 1
 
@@ -96,7 +115,7 @@ def dense_kernel(method: str, alpha: int, qb: int, dp_width: int, tpb: int = TPB
         i0 = r0 + cuda.blockIdx.y * qb
         nrows = min(qb, r1 - i0)
         nc = co.shape[0] - 1
-        peq = cuda.shared.array(peq_cells, uint64)
+        peq = cuda.shared.array(peq_cells, table_t)
         if use_table:
             for x in range(tid, peq_cells, tpb):
                 peq[x] = 0
@@ -104,7 +123,7 @@ def dense_kernel(method: str, alpha: int, qb: int, dp_width: int, tpb: int = TPB
             if tid < nrows:
                 b = qo[i0 + tid]
                 m = qo[i0 + tid + 1] - b
-                if m <= WORD_BITS:
+                if m <= TB:
                     peq_set(peq, tid * alpha, qd, b, m)
             cuda.syncthreads()
         if j >= nc:
@@ -126,11 +145,16 @@ def dense_kernel(method: str, alpha: int, qb: int, dp_width: int, tpb: int = TPB
             if m <= WORD_BITS:
                 if use_dp and m <= W:
                     d = dp_regs(qd, b, 1, m, t, tb, ts, n, pat, row, max_dist)
-                elif use_table:
+                elif use_table and m <= SHORT_BITS:
+                    d = voted32(peq, k * alpha, syms, masks, -1, m, t, tb, ts, n, max_dist)
+                elif use_table and m <= TB:
                     d = myers_voted(peq, k * alpha, syms, masks, -1, m, t, tb, ts, n, max_dist)
                 else:
                     u = peq_sorted(qd, b, m, syms, masks)
-                    d = myers_voted(peq, 0, syms, masks, u, m, t, tb, ts, n, max_dist)
+                    if m <= SHORT_BITS:
+                        d = voted32(peq, 0, syms, masks, u, m, t, tb, ts, n, max_dist)
+                    else:
+                        d = myers_voted(peq, 0, syms, masks, u, m, t, tb, ts, n, max_dist)
             elif n <= WORD_BITS:
                 u = peq_sorted(cd, cb, n, syms, masks)
                 d = myers_voted(peq, 0, syms, masks, u, n, qd, b, 1, m, max_dist)
@@ -203,6 +227,7 @@ def pair_kernel(method: str, dp_width: int):
     """Compile the pairwise kernel: lane p computes ``a[p]`` vs ``b[p]`` (distance only)."""
     ns = device_functions(dp_width)
     myers_voted, dp_regs, peq_sorted = ns.myers_voted, ns.dp_regs, ns.peq_sorted
+    voted32 = device_functions(dp_width, SHORT_BITS).myers_voted
     use_dp = method == "dp"
     W = dp_width
     W1 = dp_width + 1
@@ -226,6 +251,9 @@ def pair_kernel(method: str, dp_width: int):
             ad, ab, m, bd, bb, n = bd, bb, n, ad, ab, m
         if use_dp and m <= W:
             out[p] = dp_regs(ad, ab, 1, m, bd, bb, 1, n, pat, row, max_dist)
+        elif m <= SHORT_BITS:
+            u = peq_sorted(ad, ab, m, syms, masks)
+            out[p] = voted32(peq, 0, syms, masks, u, m, bd, bb, 1, n, max_dist)
         elif m <= WORD_BITS:
             u = peq_sorted(ad, ab, m, syms, masks)
             out[p] = myers_voted(peq, 0, syms, masks, u, m, bd, bb, 1, n, max_dist)

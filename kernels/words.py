@@ -10,7 +10,10 @@ Per-pair methods (global unit-cost edit distance, symmetric in its inputs):
 
 * **Bit-parallel** (Myers 1999 in Hyyrö's formulation) when the *pattern*
   (one side of the pair) has at most 64 symbols; the other side, the text,
-  may be any length. One 64-bit step per text symbol. The match masks
+  may be any length. One 64-bit step per text symbol. The factory also
+  builds a 32-bit flavour (``word_bits=32``, patterns of at most 32
+  symbols) from the same source: on a GPU a 64-bit mask operation costs two
+  32-bit instructions, so short patterns run about twice the mask steps. The match masks
   ``Peq[c]`` of the pattern come from one of three sources:
 
   - ``table``: a table indexed by symbol code (codes must be dense, e.g.
@@ -50,6 +53,9 @@ from numba import njit, prange
 
 WORD_BITS = 64
 """Longest pattern the bit-parallel method handles in one machine word."""
+SHORT_BITS = 32
+"""Patterns up to this length use 32-bit masks on the GPU (one instruction per mask op)."""
+WORD_TYPES = {32: np.uint32, 64: np.uint64}
 
 PEQ_TABLE = 0
 PEQ_SORTED = 1
@@ -57,15 +63,30 @@ PEQ_SCAN = 2
 PEQ_MODES = {"table": PEQ_TABLE, "sorted": PEQ_SORTED, "scan": PEQ_SCAN}
 
 
-def build(device_jit, warp_all=None, dp_width: int = WORD_BITS) -> SimpleNamespace:
+def word_type(word_bits: int):
+    """The unsigned machine word of the bit-parallel masks: ``np.uint32`` or ``np.uint64``."""
+    if word_bits not in WORD_TYPES:
+        raise ValueError(f"word_bits must be 32 or 64; got {word_bits}")
+    return WORD_TYPES[word_bits]
+
+
+def build(device_jit, warp_all=None, dp_width: int = WORD_BITS,
+          word_bits: int = WORD_BITS) -> SimpleNamespace:
     """Compile the per-pair distance functions with ``device_jit``.
 
     ``warp_all(done)`` is the warp vote (default: each caller votes alone, as
-    on the CPU); ``dp_width`` is the pattern capacity of :func:`dp_regs`.
+    on the CPU); ``dp_width`` is the pattern capacity of :func:`dp_regs`;
+    ``word_bits`` (32 or 64) the mask word of the bit-parallel functions,
+    which then take patterns of at most ``word_bits`` symbols. Numba widens
+    integer arithmetic to 64 bits, so every mask expression is cast back to
+    the word type: the compiler then narrows the whole expression, and a
+    32-bit build runs one 32-bit instruction where the 64-bit one needs two.
     """
-    ZERO = np.uint64(0)
-    ONE = np.uint64(1)
-    ALL = ~np.uint64(0)
+    U = word_type(word_bits)
+    ZERO = U(0)
+    ONE = U(1)
+    ALL = U(~U(0))
+    WB = int(word_bits)
     W = int(dp_width)
     if warp_all is None:
         @device_jit
@@ -87,14 +108,14 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS) -> SimpleNamespa
     @device_jit
     def step(eq, pv, mv, hb):
         """One text symbol: new vertical deltas and the change of the last row's score."""
-        xv = eq | mv
-        xh = (((eq & pv) + pv) ^ pv) | eq
-        ph = mv | ~(xh | pv)
-        mh = pv & xh
-        d = np.int32((ph & hb) != ZERO) - np.int32((mh & hb) != ZERO)
-        ph = (ph << ONE) | ONE
-        mh = mh << ONE
-        return mh | ~(xv | ph), ph & xv, d
+        xv = U(eq | mv)
+        xh = U(U(U(U(eq & pv) + pv) ^ pv) | eq)
+        ph = U(mv | U(~U(xh | pv)))
+        mh = U(pv & xh)
+        d = np.int32(U(ph & hb) != ZERO) - np.int32(U(mh & hb) != ZERO)
+        ph = U(U(ph << ONE) | ONE)
+        mh = U(mh << ONE)
+        return U(mh | U(~U(xv | ph))), U(ph & xv), d
 
     @device_jit
     def give_up(score, left, max_dist):
@@ -106,7 +127,7 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS) -> SimpleNamespa
         """OR the pattern's bit k into ``peq[pb + p[k]]`` for every k (table mode)."""
         for k in range(m):
             c = p[ob + k]
-            peq[pb + c] |= ONE << np.uint64(k)
+            peq[pb + c] |= U(ONE << U(k))
 
     @device_jit
     def peq_clear(peq, pb, p, ob, m):
@@ -121,12 +142,12 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS) -> SimpleNamespa
             return clip(m + n, max_dist)
         if hopeless(m, n, max_dist):
             return max_dist + 1
-        hb = ONE << np.uint64(m - 1)
+        hb = U(ONE << U(m - 1))
         pv = ALL
         mv = ZERO
         score = m
         for j in range(n):
-            pv, mv, d = step(peq[pb + t[tb + j]], pv, mv, hb)
+            pv, mv, d = step(U(peq[pb + t[tb + j]]), pv, mv, hb)
             score += d
             if give_up(score, n - 1 - j, max_dist):
                 return max_dist + 1
@@ -142,13 +163,13 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS) -> SimpleNamespa
             while pos < u and syms[pos] < c:
                 pos += 1
             if pos < u and syms[pos] == c:
-                masks[pos] |= ONE << np.uint64(k)
+                masks[pos] |= U(ONE << U(k))
             else:
                 for x in range(u, pos, -1):
                     syms[x] = syms[x - 1]
                     masks[x] = masks[x - 1]
                 syms[pos] = c
-                masks[pos] = ONE << np.uint64(k)
+                masks[pos] = U(ONE << U(k))
                 u += 1
         return u
 
@@ -174,12 +195,12 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS) -> SimpleNamespa
             return clip(m + n, max_dist)
         if hopeless(m, n, max_dist):
             return max_dist + 1
-        hb = ONE << np.uint64(m - 1)
+        hb = U(ONE << U(m - 1))
         pv = ALL
         mv = ZERO
         score = m
         for j in range(n):
-            pv, mv, d = step(lookup_sorted(syms, masks, u, t[tb + j]), pv, mv, hb)
+            pv, mv, d = step(U(lookup_sorted(syms, masks, u, t[tb + j])), pv, mv, hb)
             score += d
             if give_up(score, n - 1 - j, max_dist):
                 return max_dist + 1
@@ -192,7 +213,7 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS) -> SimpleNamespa
             return clip(m + n, max_dist)
         if hopeless(m, n, max_dist):
             return max_dist + 1
-        hb = ONE << np.uint64(m - 1)
+        hb = U(ONE << U(m - 1))
         pv = ALL
         mv = ZERO
         score = m
@@ -200,7 +221,7 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS) -> SimpleNamespa
             c = t[tb + j]
             eq = ZERO
             for k in range(m):
-                eq |= np.uint64(p[ob + k] == c) << np.uint64(k)
+                eq = U(eq | U(U(p[ob + k] == c) << U(k)))
             pv, mv, d = step(eq, pv, mv, hb)
             score += d
             if give_up(score, n - 1 - j, max_dist):
@@ -239,13 +260,13 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS) -> SimpleNamespa
     def pair_generic(a, ab, m, b, bb, n, syms, masks, row, rb, max_dist, sorted_peq):
         """Distance of one pair without a symbol table (the GPU's any-alphabet path).
 
-        Bit-parallel with the shorter side as pattern when it has <= 64
+        Bit-parallel with the shorter side as pattern when it has <= ``word_bits``
         symbols (``sorted`` or ``scan`` masks), else the DP row (``row``
         needs ``min(m, n) + 1`` cells).
         """
         if m > n:
             a, ab, m, b, bb, n = b, bb, n, a, ab, m
-        if m <= WORD_BITS:
+        if m <= WB:
             if sorted_peq:
                 u = peq_sorted(a, ab, m, syms, masks)
                 return myers_sorted(syms, masks, u, m, b, bb, n, max_dist)
@@ -254,7 +275,7 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS) -> SimpleNamespa
 
     @device_jit
     def myers_voted(peq, pb, syms, masks, u, m, t, tb, ts, n, max_dist):
-        """Distance of a pattern (m <= 64) to the strided text ``t[tb + e * ts]``, e < n.
+        """Distance of a pattern (m <= word_bits) to the strided text ``t[tb + e * ts]``, e < n.
 
         Masks come from ``peq[pb + c]`` (table) when ``u < 0``, else from the
         ``u`` sorted symbols of :func:`peq_sorted`. Lanes that are done idle
@@ -262,7 +283,7 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS) -> SimpleNamespa
         """
         if m == 0 or n == 0:
             return clip(m + n, max_dist)
-        hb = ONE << np.uint64(m - 1)
+        hb = U(ONE << U(m - 1))
         pv = ALL
         mv = ZERO
         score = m
@@ -271,7 +292,7 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS) -> SimpleNamespa
         while not warp_all(dead or e >= n):
             if not dead and e < n:
                 c = t[tb + e * ts]
-                eq = peq[pb + c] if u < 0 else lookup_sorted(syms, masks, u, c)
+                eq = U(peq[pb + c]) if u < 0 else U(lookup_sorted(syms, masks, u, c))
                 pv, mv, d = step(eq, pv, mv, hb)
                 score += d
                 dead = give_up(score, n - 1 - e, max_dist)
@@ -324,11 +345,13 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS) -> SimpleNamespa
         myers_voted=myers_voted, dp_regs=dp_regs, warp_all=warp_all, hopeless=hopeless,
         clip=clip, step=step, peq_set=peq_set, peq_clear=peq_clear, myers_table=myers_table,
         peq_sorted=peq_sorted, lookup_sorted=lookup_sorted, myers_sorted=myers_sorted,
-        myers_scan=myers_scan, dp_row=dp_row, pair_generic=pair_generic,
+        myers_scan=myers_scan, dp_row=dp_row, pair_generic=pair_generic, word_bits=WB,
     )
 
 
 _cpu = build(njit(cache=False))
+_cpu32 = build(njit(cache=False), word_bits=SHORT_BITS)
+"""The 32-bit build on the CPU (compiled on first use): the tests run the GPU's short forms."""
 _peq_set = _cpu.peq_set
 _peq_clear = _cpu.peq_clear
 _myers_table = _cpu.myers_table

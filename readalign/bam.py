@@ -154,6 +154,16 @@ def _ndigits(v):
 
 
 @njit(cache=True, nogil=True)
+def _same_run(qs, rs, ref_codes):
+    """Length of the leading run where read codes match the reference (N never matches)."""
+    for x in range(qs.shape[0]):
+        rc = qs[x]
+        if rc != ref_codes[rs[x]] or rc >= 4:
+            return x
+    return qs.shape[0]
+
+
+@njit(cache=True, nogil=True)
 def _md(out, o, dry, p, q, q_off, ops, op_off, contig, win_start, ref_start, ref, ref_codes,
         contig_off):
     """MD string of pair ``p`` (from its CIGAR, oriented read and window) at ``out[o]``.
@@ -167,22 +177,29 @@ def _md(out, o, dry, p, q, q_off, ops, op_off, contig, win_start, ref_start, ref
     g = contig_off[contig[p]] + win_start[p] + ref_start[p]
     for k in range(op_off[p], op_off[p + 1]):
         op = ops[k]
-        length = op >> 4
+        length = np.int64(op >> 4)
         code = op & 15
         if code == 0 or code == 7 or code == 8:
-            for x in range(length):
-                rc = q[qi + x]
-                if rc == ref_codes[ref[g + x]] and rc < 4:
-                    run += 1
+            qs = q[qi:qi + length]
+            rs = ref[g:g + length]
+            x = _same_run(qs, rs, ref_codes)
+            while x < length:
+                run += x
+                if dry:
+                    o += _ndigits(run) + 1
                 else:
-                    if dry:
-                        o += _ndigits(run) + 1
-                    else:
-                        o = _digits(out, o, run)
-                        out[o] = ref[g + x]
-                        o += 1
-                    run = 0
-                    nm += 1
+                    o = _digits(out, o, run)
+                    out[o] = rs[x]
+                    o += 1
+                run = 0
+                nm += 1
+                qs = qs[x + 1:]
+                rs = rs[x + 1:]
+                length -= x + 1
+                qi += x + 1
+                g += x + 1
+                x = _same_run(qs, rs, ref_codes)
+            run += length
             qi += length
             g += length
         elif code == 1:
@@ -224,6 +241,36 @@ def _record_size(r, p, xs, name_off, seq_off, q, q_off, contig, win_start, ref_s
 
 
 @njit(cache=True, nogil=True)
+def _pack_seq(dst, seq, rev, nt16, comp16):
+    """SEQ as 4-bit codes, two per byte (reverse-complemented when ``rev``)."""
+    m = seq.shape[0]
+    if rev:
+        for k in range(m // 2):
+            dst[k] = (comp16[nt16[seq[m - 1 - 2 * k]]] << 4) | comp16[nt16[seq[m - 2 - 2 * k]]]
+        if m % 2:
+            dst[m // 2] = comp16[nt16[seq[0]]] << 4
+    else:
+        for k in range(m // 2):
+            dst[k] = (nt16[seq[2 * k]] << 4) | nt16[seq[2 * k + 1]]
+        if m % 2:
+            dst[m // 2] = nt16[seq[m - 1]] << 4
+
+
+@njit(cache=True, nogil=True)
+def _put_qual(dst, qual, rev):
+    """QUAL as phred values (reversed when ``rev``); 0xFF for all when ``qual`` is empty."""
+    m = dst.shape[0]
+    if qual.shape[0] == 0:
+        dst[:] = 0xFF
+    elif rev:
+        for k in range(m):
+            dst[k] = qual[m - 1 - k] - 33
+    else:
+        for k in range(m):
+            dst[k] = qual[k] - 33
+
+
+@njit(cache=True, nogil=True)
 def _record(out, o, r, p, flag, mapq, xs, names, name_off, seq, seq_off, qual, has_qual,
             q, q_off, contig, strand, win_start, dist, ref_start, ref_end, ops, op_off,
             ref, ref_codes, contig_off, nt16, comp16, rg):
@@ -254,8 +301,7 @@ def _record(out, o, r, p, flag, mapq, xs, names, name_off, seq, seq_off, qual, h
     o = _i32(out, o, -1)
     o = _i32(out, o, -1)
     o = _i32(out, o, 0)
-    for k in range(ln):
-        out[o + k] = names[name_off[r] + k]
+    out[o:o + ln] = names[name_off[r]:name_off[r + 1]]
     o += ln
     out[o] = 0
     o += 1
@@ -263,22 +309,10 @@ def _record(out, o, r, p, flag, mapq, xs, names, name_off, seq, seq_off, qual, h
         for k in range(ncig):
             o = _i32(out, o, ops[op_off[p] + k])
     s0 = seq_off[r]
-    for k in range(0, m, 2):
-        if rev:
-            hi = comp16[nt16[seq[s0 + m - 1 - k]]]
-            lo = comp16[nt16[seq[s0 + m - 2 - k]]] if k + 1 < m else 0
-        else:
-            hi = nt16[seq[s0 + k]]
-            lo = nt16[seq[s0 + k + 1]] if k + 1 < m else 0
-        out[o] = (hi << 4) | lo
-        o += 1
-    for k in range(m):
-        if not has_qual:
-            out[o + k] = 0xFF
-        elif rev:
-            out[o + k] = qual[s0 + m - 1 - k] - 33
-        else:
-            out[o + k] = qual[s0 + k] - 33
+    nb = (m + 1) // 2
+    _pack_seq(out[o:o + nb], seq[s0:s0 + m], rev, nt16, comp16)
+    o += nb
+    _put_qual(out[o:o + m], qual[s0:s0 + m] if has_qual else qual[:0], rev)
     o += m
     if p >= 0:
         nm_at = o
@@ -313,7 +347,7 @@ def _emits(r, p, secondary, valid, best):
     return p == best[r] or (secondary and valid[p] and best[r] >= 0)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _sizes(name_off, seq_off, q, q_off, pair_lo, pair_hi, contig, win_start, ref_start, ops,
            op_off, valid, best, second, secondary, ref, ref_codes, contig_off, nrg):
     """Bytes and records (and secondary records) each read's records take, in parallel."""
@@ -339,7 +373,7 @@ def _sizes(name_off, seq_off, q, q_off, pair_lo, pair_hi, contig, win_start, ref
     return size, nrec
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def _fill(out, start, names, name_off, seq, seq_off, qual, has_qual, q, q_off, pair_lo,
           pair_hi, contig, strand, win_start, dist, ref_start, ref_end, ops, op_off, valid, best,
           second, mapq, secondary, ref, ref_codes, contig_off, nt16, comp16, rg):
@@ -418,6 +452,8 @@ class BgzfWriter:
         self._fp = self._lib.bgzf_open(path.encode(), mode)
         if not self._fp:
             raise OSError(f"cannot open {path} for writing")
+        # htslib queues blocks for its pool (n_sub_blks is advisory in htslib >= 1.4):
+        # bgzf_write copies into 64 KiB blocks and returns; compression runs on the pool
         if threads > 1 and self._lib.bgzf_mt(self._fp, threads, 256) != 0:
             raise OSError("htslib could not start its BGZF thread pool")
 
@@ -451,8 +487,10 @@ class Output:
     or sort it with samtools (through pysam) into the final name.
     """
 
-    def __init__(self, path: str, sam: bool, sort: bool, threads: int) -> None:
+    def __init__(self, path: str, sam: bool, sort: bool, threads: int,
+                 level: int | None = None) -> None:
         self.path, self.sam, self.sort, self.threads = path, sam, sort, max(1, threads)
+        self.level = level
         self.stdout = path == "-"
         self.direct = not sam and not sort
         if self.stdout:
@@ -468,8 +506,8 @@ class Output:
             self.bam_path = "-"
         else:
             self.bam_path = self._temp(".bam")
-        level = None if self.direct else 1
-        self.writer = BgzfWriter(self.bam_path, self.threads, level)
+        # a temporary BAM (before sort or SAM conversion) is only read back: fastest level
+        self.writer = BgzfWriter(self.bam_path, self.threads, level if self.direct else 1)
 
     def _temp(self, suffix: str) -> str:
         p = self._base + suffix
@@ -484,8 +522,9 @@ class Output:
         src = self.bam_path
         if self.sort:
             dst = self._temp(".sorted.bam")
-            pysam.sort("-@", str(self.threads), "-m", "512M", "-T", self._base + ".sorttmp",
-                       "-o", dst, src)
+            level = () if self.level is None else ("-l", str(self.level))
+            pysam.sort("-@", str(self.threads), "-m", "512M", *level, "-T",
+                       self._base + ".sorttmp", "-o", dst, src)
             src = dst
         if self.sam:
             dst = self._temp(".sam")

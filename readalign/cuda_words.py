@@ -1,12 +1,11 @@
 """GPU backend for word-list distances: :func:`cdist_gpu` (the block contract of
 :mod:`readalign.words`) and :func:`pairwise_gpu` (distance-only ``a[p]`` vs ``b[p]``).
 
-Dense: the rows are cut into device blocks sized from free device memory. One
-stream computes block k into device buffer ``k % 2`` while a second copies
-block k-1 to a pinned staging buffer, and the host moves the block before it
-into the result with every core (``result_memory="staged"``). With
-``"pinned"`` the result itself is page-locked and blocks are copied straight
-into it. Pairs whose both words exceed 64 symbols are computed on the CPU.
+Dense: the rows are cut into device blocks of about :data:`BLOCK_BYTES`; the
+kernels, the device-to-host copies and the host placement overlap (see
+:mod:`readalign.cuda_dense`; ``RESULT_MEMORY="staged"`` stages through pinned
+buffers, ``"pinned"`` page-locks the result itself). Pairs whose both words
+exceed 64 symbols are computed on the CPU.
 """
 
 from __future__ import annotations
@@ -16,8 +15,9 @@ import weakref
 from dataclasses import dataclass
 
 import numpy as np
-from numba import config, cuda, njit, prange
+from numba import config, cuda, njit
 
+from . import cuda_dense
 from .encoding import Packed
 from .kernels import cuda_words as kcw
 from .kernels.words import WORD_BITS
@@ -28,8 +28,8 @@ METHOD = "myers"
 """Per-pair method on the GPU: ``"myers"`` (bit-parallel) or ``"dp"`` (register DP)."""
 RESULT_MEMORY = "staged"
 """Dense results: ``"staged"`` (pinned staging + parallel host copy) or ``"pinned"``."""
-BLOCK_BYTES = 1 << 27
-"""Device bytes of one dense row block (two are in flight)."""
+BLOCK_BYTES = 1 << 26
+"""Device bytes of one dense row block (a ring of them is in flight)."""
 MEMORY_FRACTION = 0.5
 MAX_BLOCK_ROWS = 32768
 SIM_BLOCK_ROWS = 8
@@ -51,6 +51,11 @@ class DeviceLists:
     alphabet: int
     long_q: np.ndarray
     long_c: np.ndarray
+    qlen: np.ndarray
+
+    def longest_row(self, a: int, b: int) -> int:
+        """Symbols of the longest query among rows ``a:b``."""
+        return int(self.qlen[a:b].max()) if b > a else 0
 
 
 _CACHE: dict = {}
@@ -91,7 +96,7 @@ def _upload(codes) -> DeviceLists:
         cuda.to_device(qd), cuda.to_device(codes.q.offsets), cuda.to_device(cd),
         cuda.to_device(codes.c.offsets), cuda.to_device(ct), short_c, max(short_q, short_c),
         alphabet,
-        np.flatnonzero(codes.q.lengths > WORD_BITS), np.flatnonzero(clen > WORD_BITS))
+        np.flatnonzero(codes.q.lengths > WORD_BITS), np.flatnonzero(clen > WORD_BITS), qlen)
 
 
 def device_lists(codes) -> DeviceLists:
@@ -124,37 +129,13 @@ def _launch(dev: DeviceLists, a: int, b: int, max_distance: int, out, stream) ->
     """Compute rows ``a:b`` into the flat device block ``out`` on ``stream``."""
     nc = dev.co.shape[0] - 1
     alpha = kcw.table_alpha(dev.alphabet)
-    qb = kcw.rows_per_block(alpha)
+    bits = kcw.table_bits_for(dev.longest_row(a, b))
+    qb = kcw.rows_per_block(alpha, bits)
     width = kcw.dp_width_for(dev.short_max) if METHOD == "dp" else WORD_BITS
-    kernel = kcw.dense_kernel(METHOD, alpha, qb, width)
+    kernel = kcw.dense_kernel(METHOD, alpha, qb, width, kcw.TPB, bits)
     grid = ((nc + kcw.TPB - 1) // kcw.TPB, (b - a + qb - 1) // qb)
     kernel[grid, kcw.TPB, stream](dev.qd, dev.qo, dev.cd, dev.co, dev.ct, dev.short_c, a, b,
                                   max_distance, out)
-
-
-@njit(parallel=True, cache=True)
-def copy_rows(src, dst):
-    """``dst[:] = src[:dst.size]`` on every core (``dst`` is a fresh result slice)."""
-    n = dst.shape[0]
-    chunk = 1 << 20
-    for c in prange((n + chunk - 1) // chunk):
-        lo = c * chunk
-        hi = min(lo + chunk, n)
-        for x in range(lo, hi):
-            dst[x] = src[x]
-
-
-_PINNED: dict = {}
-
-
-def staging(key: int, cells: int, dtype) -> np.ndarray:
-    """A reusable pinned host buffer of at least ``cells`` elements (grown, never shrunk)."""
-    dt = np.dtype(dtype)
-    buf = _PINNED.get((key, dt))
-    if buf is None or buf.shape[0] < cells:
-        buf = cuda.pinned_array(cells, dtype=dt)
-        _PINNED[(key, dt)] = buf
-    return buf
 
 
 def _row_blocks(r0: int, r1: int, step: int) -> list[tuple[int, int]]:
@@ -165,46 +146,14 @@ def dense_gpu(dev: DeviceLists, r0: int, r1: int, max_distance: int, dtype) -> n
     """Rows ``r0:r1`` against every choice; compute, device-to-host copy and host copy overlap."""
     dt = np.dtype(dtype)
     nc = dev.co.shape[0] - 1
-    nrows = r1 - r0
     pinned = RESULT_MEMORY == "pinned" and not config.ENABLE_CUDASIM
-    out = cuda.pinned_array((nrows, nc), dtype=dt) if pinned else np.empty((nrows, nc), dt)
-    if nrows <= 0 or nc == 0:
-        return out
-    flat = out.reshape(-1)
-    step = block_rows(nrows, nc, dt.itemsize)
-    cells = step * nc
-    bufs = [cuda.device_array(cells, dtype=dt) for _ in range(2)]
-    stage = None if pinned else [staging(k, cells, dt) for k in range(2)]
-    compute, copy = cuda.stream(), cuda.stream()
-    computed = [cuda.event() for _ in range(2)]
-    copied = [cuda.event() for _ in range(2)]
-    blocks = _row_blocks(r0, r1, step)
-    for k, (a, b) in enumerate(blocks):
-        s = k % 2
-        size = (b - a) * nc
-        if k >= 2:
-            copied[s].wait(compute)
-        _launch(dev, a, b, max_distance, bufs[s], compute)
-        computed[s].record(compute)
-        computed[s].wait(copy)
-        dest = flat[(a - r0) * nc:(b - r0) * nc] if pinned else stage[s][:size]
-        bufs[s][:size].copy_to_host(dest, stream=copy)
-        copied[s].record(copy)
-        if k >= 1 and not pinned:
-            _drain(blocks[k - 1], r0, nc, copied[1 - s], stage[1 - s], flat)
-    if pinned:
-        copy.synchronize()
-    else:
-        _drain(blocks[-1], r0, nc, copied[(len(blocks) - 1) % 2], stage[(len(blocks) - 1) % 2],
-               flat)
-    return out
+    step = block_rows(max(r1 - r0, 1), nc, dt.itemsize)
 
+    def launch(a: int, b: int, out, stream) -> None:
+        _launch(dev, a, b, max_distance, out, stream)
 
-def _drain(block: tuple[int, int], r0: int, nc: int, event, buf, flat) -> None:
-    """Wait for a block's device-to-host copy, then move it from staging into the result."""
-    a, b = block
-    event.synchronize()
-    copy_rows(buf, flat[(a - r0) * nc:(b - r0) * nc])
+    free = int(_free_bytes() * MEMORY_FRACTION)
+    return cuda_dense.dense_blocks(launch, r0, r1, nc, step, free, dt, pinned)
 
 
 def _gather(p: Packed, idx: np.ndarray) -> Packed:

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit, prange
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, nogil=True, cache=True)
 def fixed_width_lengths(grid):
     """Length of each row of a NUL-padded 2-D symbol grid (position after the last non-NUL)."""
     count, width = grid.shape
@@ -23,7 +23,7 @@ def fixed_width_lengths(grid):
     return out
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, nogil=True, cache=True)
 def pack_rows(grid, offsets, table, use_table):
     """Concatenate the rows of ``grid`` (``offsets`` from their lengths), through ``table``."""
     count = grid.shape[0]
@@ -41,7 +41,7 @@ def pack_rows(grid, offsets, table, use_table):
     return out
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, nogil=True, cache=True)
 def translate(data, table):
     """``table[data]`` for uint8 data, in parallel."""
     out = np.empty(data.shape[0], dtype=np.uint8)
@@ -50,7 +50,7 @@ def translate(data, table):
     return out
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, nogil=True, cache=True)
 def gather(arr, starts, counts, out_offsets):
     """``out[out_offsets[i]:][:counts[i]] = arr[starts[i]:][:counts[i]]`` for every i."""
     out = np.empty(out_offsets[-1], dtype=arr.dtype)
@@ -62,7 +62,7 @@ def gather(arr, starts, counts, out_offsets):
     return out
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, nogil=True, cache=True)
 def scatter(src, counts, dest_starts, dest):
     """Inverse of :func:`gather`: consecutive runs of ``src`` go to ``dest[dest_starts[i]:]``."""
     n = counts.shape[0]
@@ -76,7 +76,7 @@ def scatter(src, counts, dest_starts, dest):
             dest[d + j] = src[s + j]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def counting_order(m, n, n_span):
     """Stable order of pairs by key ``m * n_span + n`` (small non-negative ints), in O(pairs)."""
     count = m.shape[0]
@@ -93,7 +93,7 @@ def counting_order(m, n, n_span):
     return order
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, nogil=True, cache=True)
 def is_sorted_pairs(m, n):
     """True when pairs already come in (m, n) order (then no reordering is needed)."""
     bad = 0
@@ -166,7 +166,7 @@ def scatter_results(idx, dist, ref_start, ref_end, n_ops, out_dist, out_start, o
         out_nops[j] = n_ops[i]
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, nogil=True, cache=True)
 def is_identity(idx, count):
     """True when ``idx`` is ``0, 1, ..., count-1``."""
     if idx.shape[0] != count:

@@ -97,36 +97,51 @@ def _windows(seq_off, read, contig_len, contig, start, end, pad):
     return ws, we, q_off, t_off
 
 
-@njit(cache=True, parallel=True)
-def _build(seq, seq_off, read, codes, ref, contig_off, contig_len, contig, start, end, strand,
-           pad):
-    ws, we, q_off, t_off = _windows(seq_off, read, contig_len, contig, start, end, pad)
-    n = read.shape[0]
-    q = np.zeros(q_off[n] + 1, np.uint8)
-    t = np.zeros(t_off[n] + 1, np.uint8)
-    for p in prange(n):
+@njit(cache=True, nogil=True)
+def _encode(dst, src, codes):
+    """``dst[k] = codes[src[k]]`` (slices: no negative-index checks, so LLVM vectorises)."""
+    for k in range(src.shape[0]):
+        dst[k] = codes[src[k]]
+
+
+@njit(cache=True, nogil=True)
+def _encode_rc(dst, src, codes):
+    """The reverse complement of ``src`` as engine codes (N stays N)."""
+    m = src.shape[0]
+    for k in range(m):
+        x = codes[src[m - 1 - k]]
+        dst[k] = 3 - x if x < 4 else x
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _fill_reads(q, q_off, seq, seq_off, read, strand, codes):
+    """Each pair's read, oriented by its strand, as engine codes."""
+    for p in prange(read.shape[0]):
         r = read[p]
-        s0 = seq_off[r]
-        m = seq_off[r + 1] - s0
-        o = q_off[p]
+        src = seq[seq_off[r]:seq_off[r + 1]]
         if strand[p] == 0:
-            for k in range(m):
-                q[o + k] = codes[seq[s0 + k]]
+            _encode(q[q_off[p]:q_off[p + 1]], src, codes)
         else:
-            for k in range(m):
-                x = codes[seq[s0 + m - 1 - k]]
-                q[o + k] = 3 - x if x < 4 else x
-        g = contig_off[contig[p]] + ws[p]
-        o = t_off[p]
-        for k in range(we[p] - ws[p]):
-            t[o + k] = codes[ref[g + k]]
-    return q, q_off, t, t_off, ws
+            _encode_rc(q[q_off[p]:q_off[p + 1]], src, codes)
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _fill_windows(t, t_off, ref, contig_off, contig, ws, we, codes):
+    """Each pair's reference window as engine codes."""
+    for p in prange(ws.shape[0]):
+        g = contig_off[contig[p]]
+        _encode(t[t_off[p]:t_off[p + 1]], ref[g + ws[p]:g + we[p]], codes)
 
 
 def build_pairs(seq: np.ndarray, seq_off: np.ndarray, read: np.ndarray, contig: np.ndarray,
                 start: np.ndarray, end: np.ndarray, strand: np.ndarray, ref, pad: int) -> Pairs:
     """Pack each candidate's oriented read and padded, clipped window as engine codes."""
     ref.ensure(contig)
-    q, q_off, t, t_off, ws = _build(seq, seq_off, read, _CODES, ref.flat, ref.offsets,
-                                    ref.lengths, contig, start, end, strand, int(pad))
+    ws, we, q_off, t_off = _windows(seq_off, read, ref.lengths, contig, start, end, int(pad))
+    q = np.empty(int(q_off[-1]) + 1, np.uint8)  # one spare byte, zero, as before
+    t = np.empty(int(t_off[-1]) + 1, np.uint8)
+    q[-1] = 0
+    t[-1] = 0
+    _fill_reads(q, q_off, seq, seq_off, read, strand, _CODES)
+    _fill_windows(t, t_off, ref.flat, ref.offsets, contig, ws, we, _CODES)
     return Pairs(read, contig, strand, ws, Packed(q, q_off), Packed(t, t_off))

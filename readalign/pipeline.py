@@ -15,7 +15,7 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import asdict, dataclass, field
 
 import numba
@@ -38,6 +38,8 @@ from .select import read_bounds, select_best
 log = logging.getLogger("readalign")
 
 STAGES = ("read", "pairs", "align", "assemble", "write")
+_CAND_DEPTH = 8
+"""Candidate chunks parsed ahead of the reads (a batch of 200,000 reads takes about 4)."""
 
 
 @dataclass
@@ -57,6 +59,7 @@ class Options:
     sam: bool = False
     rg: str | None = None
     threads: int = 1
+    compression_level: int | None = None  # BGZF level 0-9; None: htslib's default (6)
     backend: str = "auto"
     batch_size: int = 200_000
     progress: bool = False
@@ -266,6 +269,8 @@ def _check(opts: Options) -> None:
         raise InputError(f"--pad must be >= 0, got {opts.pad}")
     if opts.batch_size < 1:
         raise InputError(f"--batch-size must be >= 1, got {opts.batch_size}")
+    if opts.compression_level is not None and not 0 <= opts.compression_level <= 9:
+        raise InputError(f"--compression-level must be 0-9, got {opts.compression_level}")
 
 
 def run(opts: Options, aligner: Aligner | None = None) -> Summary:
@@ -288,20 +293,26 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
     summary.backend = backend
     quiet = _QuietBackendLog()
     log.addFilter(quiet)
-    out = Output(opts.output, opts.sam, opts.sort, opts.threads)
+    out = Output(opts.output, opts.sam, opts.sort, opts.threads, opts.compression_level)
     writer: Consumer | Inline | None = None
+    read_feed: Generator | None = None
+    cand_feed: Generator | None = None
     try:
         text = header_text(ref.names, ref.lengths, opts.version, opts.command_line,
                            rg[0] if rg else None)
         out.writer.write(header_bytes(text, ref.names, ref.lengths))
-        cands = CandidateStream(iter_candidates(opts.candidates, ref, opts.candidates_format),
-                                opts.candidates, opts.reads)
+        chunks = iter_candidates(opts.candidates, ref, opts.candidates_format)
+        if concurrent:  # candidates parse in a thread of their own, beside the reads
+            chunks = cand_feed = prefetch(chunks, opts.threads, depth=_CAND_DEPTH)
+        cands = CandidateStream(chunks, opts.candidates, opts.reads)
         st = summary.stage_seconds
         work = _read_stage(iter_reads(opts.reads, opts.batch_size), cands, ref, opts, st)
         write = _write_stage(out, ref, opts, summary, start)
         writer = Consumer(write, opts.threads) if concurrent else Inline(write)
         job = _job(opts)
-        for item in prefetch(work, opts.threads) if concurrent else work:
+        if concurrent:
+            work = read_feed = prefetch(work, opts.threads)
+        for item in work:
             t = time.perf_counter()
             item.res = align(item.pairs.q, item.pairs.t, job, backend, opts.threads)
             st["align"] += time.perf_counter() - t
@@ -316,6 +327,9 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
         out.fail()
         raise
     finally:
+        for feed in (read_feed, cand_feed):  # stop the reader threads (readers first)
+            if feed is not None:
+                feed.close()
         log.removeFilter(quiet)
         numba.set_num_threads(main_threads)
         ref.close()

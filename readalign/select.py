@@ -55,7 +55,7 @@ def _validate(p, q, valid, dist, ref_start, ref_end, contig, strand, win_start):
         valid[x] = not dup
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True, parallel=True)
 def select_best(nreads, read, dist, ref_start, ref_end, contig, strand, win_start):
     """Return (valid per pair, best pair per read or -1, second-best distance or -1, MAPQ).
 

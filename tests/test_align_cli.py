@@ -280,3 +280,30 @@ def test_cli_error_is_one_line_and_exit_1(data, tmp_path):
     errors = [x for x in res.stderr.splitlines() if "error" in x]
     assert errors == ["readalign: error: empty.fq: empty file"], res.stderr
     assert not out.exists()
+
+
+def test_compression_level_same_records(data, unsorted, tmp_path):
+    base, _ = unsorted
+    want = [r.to_string() for r in records(base)]
+    sizes = {}
+    for level in (0, 1, 9):
+        bam = str(tmp_path / f"l{level}.bam")
+        rc = main(["align", "-q", "-r", data["ref"], "--reads", data["reads"], "-c", data["paf"],
+                   "-o", bam, "--secondary", "--rg", r"ID:t1\tSM:s1\tPL:ILLUMINA", "--backend",
+                   "cpu", "--threads", "2", "--batch-size", "400", "--compression-level",
+                   str(level)])
+        assert rc == 0
+        _sh([require_tool("samtools"), "quickcheck", "-v", bam])
+        assert [r.to_string() for r in records(bam)] == want
+        sizes[level] = os.path.getsize(bam)
+    assert sizes[0] > sizes[1] > sizes[9]
+
+
+def test_compression_level_out_of_range(data, tmp_path):
+    out = tmp_path / "x.bam"
+    rc = main(["align", "-q", "-r", data["ref"], "--reads", data["reads"], "-c", data["paf"],
+               "-o", str(out), "--compression-level", "10"])
+    assert rc == 1 and not out.exists()
+    with pytest.raises(InputError, match="--compression-level must be 0-9, got -1"):
+        run(Options(reference=data["ref"], reads=data["reads"], candidates=data["paf"],
+                    output=str(out), compression_level=-1))

@@ -22,52 +22,59 @@ HERE = Path(__file__).parent
 HAS_GPU = cuda_status()[0] and os.environ.get("NUMBA_ENABLE_CUDASIM") != "1"
 gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
 
-_voted = kw._cpu.myers_voted
-_regs = kw._cpu.dp_regs
-_sorted = kw._cpu.peq_sorted
+def _forms(ns):
+    """Every query x choice through the GPU's per-pair forms of build ``ns``, on the CPU."""
+    voted, regs, psorted, pset, pclear = (ns.myers_voted, ns.dp_regs, ns.peq_sorted,
+                                          ns.peq_set, ns.peq_clear)
+    bits = ns.word_bits
+    word = np.uint32 if bits == 32 else np.uint64
+
+    @njit
+    def run(qd, qo, cd, co, md, method, alphabet, out):
+        peq = np.zeros(alphabet, word)
+        syms = np.zeros(64, qd.dtype)
+        masks = np.zeros(64, np.uint64)
+        pat = np.zeros(64, qd.dtype)
+        row = np.zeros(65, np.int32)
+        for i in range(qo.shape[0] - 1):
+            qb = qo[i]
+            m = qo[i + 1] - qb
+            for j in range(co.shape[0] - 1):
+                n = co[j + 1] - co[j]
+                if m > bits:
+                    out[i, j] = -2
+                elif method == 0:
+                    pset(peq, 0, qd, qb, m)
+                    out[i, j] = voted(peq, 0, syms, masks, -1, m, cd, co[j], 1, n, md)
+                    pclear(peq, 0, qd, qb, m)
+                elif method == 1:
+                    u = psorted(qd, qb, m, syms, masks)
+                    out[i, j] = voted(peq, 0, syms, masks, u, m, cd, co[j], 1, n, md)
+                else:
+                    out[i, j] = regs(qd, qb, 1, m, cd, co[j], 1, n, pat, row, md)
+    return run
 
 
-@njit
-def _gpu_forms_on_cpu(qd, qo, cd, co, md, method, alphabet, out):
-    """Every query x choice through the GPU's per-pair forms, compiled for the CPU."""
-    peq = np.zeros(alphabet, np.uint64)
-    syms = np.zeros(64, qd.dtype)
-    masks = np.zeros(64, np.uint64)
-    pat = np.zeros(64, qd.dtype)
-    row = np.zeros(65, np.int32)
-    for i in range(qo.shape[0] - 1):
-        qb = qo[i]
-        m = qo[i + 1] - qb
-        for j in range(co.shape[0] - 1):
-            n = co[j + 1] - co[j]
-            if m > 64:
-                out[i, j] = -2
-            elif method == 0:
-                kw._peq_set(peq, 0, qd, qb, m)
-                out[i, j] = _voted(peq, 0, syms, masks, -1, m, cd, co[j], 1, n, md)
-                kw._peq_clear(peq, 0, qd, qb, m)
-            elif method == 1:
-                u = _sorted(qd, qb, m, syms, masks)
-                out[i, j] = _voted(peq, 0, syms, masks, u, m, cd, co[j], 1, n, md)
-            else:
-                out[i, j] = _regs(qd, qb, 1, m, cd, co[j], 1, n, pat, row, md)
-
-
+@pytest.mark.parametrize("bits", [64, 32])
 @pytest.mark.parametrize("method", [0, 1, 2], ids=["voted-table", "voted-sorted", "dp-regs"])
-def test_gpu_per_pair_forms_on_the_cpu(method):
+def test_gpu_per_pair_forms_on_the_cpu(method, bits):
+    """The 64- and 32-bit builds (patterns up to 64 / 32 symbols) against rapidfuzz."""
+    ns = kw._cpu if bits == 64 else kw._cpu32
     rng = np.random.default_rng(11)
     make = lambda n: "".join(rng.choice(list("abcé\U0001f600"), n))  # noqa: E731
-    q = [make(rng.integers(0, 70)) for _ in range(30)]
-    c = [make(rng.integers(0, 90)) for _ in range(33)]
+    q = [make(rng.integers(0, 70)) for _ in range(30)] + ["a" * 32, "b" * 33]
+    c = [make(rng.integers(0, 90)) for _ in range(33)] + ["a" * 31]
     codes = words.prepare(q, c)
+    run = _forms(ns)
     for cutoff in (None, 0, 2, 7):
         md = -1 if cutoff is None else cutoff
         got = np.zeros((len(q), len(c)), np.int64)
-        _gpu_forms_on_cpu(codes.q.data, codes.q.offsets, codes.c.data, codes.c.offsets, md,
-                          method, codes.alphabet, got)
+        run(codes.q.data, codes.q.offsets, codes.c.data, codes.c.offsets, md, method,
+            codes.alphabet, got)
         want = process.cdist(q, c, scorer=Levenshtein.distance, score_cutoff=cutoff,
                              dtype=np.int32)
         short = got != -2
+        assert short.sum() > 0
         np.testing.assert_array_equal(got[short], want[short])
 
 
@@ -106,6 +113,20 @@ def test_gpu_cdist_matches_cpu(method, monkeypatch):
         want = readalign.cdist(q, same, max_distance=2, sparse=True, backend="cpu")
         for a, b in zip(got, want, strict=True):
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.gpu
+@gpu
+def test_gpu_cdist_short_and_mixed_rows():
+    """Rows of <= 32 symbols (32-bit masks and table) and rows of 0-70, both ways round."""
+    rng = np.random.default_rng(23)
+    short = _random_words(rng, 2500, 0, 32, "abcdefghijklmnopqrstuvwxyz") + ["a" * 32]
+    mixed = _random_words(rng, 1800, 0, 70, "abcdefghijklmnopqrstuvwxyz") + ["b" * 33]
+    for q, c in ((short, mixed), (mixed, short), (short, None)):
+        for md in (None, 2):
+            np.testing.assert_array_equal(
+                readalign.cdist(q, c, max_distance=md, backend="cuda"),
+                readalign.cdist(q, c, max_distance=md, backend="cpu"))
 
 
 @pytest.mark.gpu

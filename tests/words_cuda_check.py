@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from readalign import cuda_words, words, words_cpu
+from readalign import cuda_dense, cuda_words, words, words_cpu
 from readalign.encoding import pack_text
 
 SYMBOLS = list("abcdé中") + ["\U0001f600"]
@@ -61,6 +61,27 @@ def check_pairs(rng, count: int, max_len: int) -> None:
         assert np.array_equal(got, cpu_pairs(a, b, md)), ("pairwise", md)
 
 
+def check_short(rng, nq: int, nc: int) -> None:
+    """Rows of at most 32 symbols (the 32-bit table and masks) against choices of 0-70,
+    mixed rows of 0-70, and a device ring of two slots reused by 3+ blocks."""
+    q = random_words(rng, nq, 32) + ["a" * 32, ""]
+    c = random_words(rng, nc, 70) + ["a" * 33, "b" * 64]
+    mixed = random_words(rng, nq, 70)
+    slots, stages = cuda_dense.MAX_SLOTS, cuda_dense.STAGES
+    cuda_dense.MAX_SLOTS, cuda_dense.STAGES = 2, 2
+    try:
+        for md in (-1, 0, 2):
+            check_lists(q, c, md)
+            check_lists(mixed, q, md)
+    finally:
+        cuda_dense.MAX_SLOTS, cuda_dense.STAGES = slots, stages
+    a = random_words(rng, 40, 32)
+    b = random_words(rng, 40, 40)
+    for md in (-1, 3):
+        got = cuda_words.pairwise_gpu(pack_text(a), pack_text(b), md)
+        assert np.array_equal(got, cpu_pairs(a, b, md)), ("pairwise short", md)
+
+
 def main(nq: int, nc: int, max_len: int, pairs: int) -> None:
     rng = np.random.default_rng(7)
     q = random_words(rng, nq, max_len) + ["", "a" * 70]
@@ -71,6 +92,8 @@ def main(nq: int, nc: int, max_len: int, pairs: int) -> None:
             check_lists(q, c, md)
             check_lists(q, None, md)
         check_pairs(rng, pairs, max_len)
+    cuda_words.METHOD = "myers"
+    check_short(rng, max(nq, 20), nc)
     print(f"cuda words identical on CPU and GPU ({nq}x{nc} words, {pairs} pairs, "
           f"lengths 0-{max_len})")
 

@@ -195,7 +195,8 @@ class _TextCandidates:
                 keep[0] = False
         rows = np.flatnonzero(keep)
         lineno = rows.astype(np.int64) + line0
-        fs, fe, nf = fs[rows], fe[rows], nf[rows]
+        if rows.shape[0] < keep.shape[0]:  # copy only when comments or blank lines are dropped
+            fs, fe, nf = fs[rows], fe[rows], nf[rows]
         short = np.flatnonzero(nf < self.nfields)
         if short.size:
             i = short[0]

@@ -110,12 +110,18 @@ def _scan_fastq(buf, ends, line, final, cap, hl, ns, ne, ss, se, qs, qe):
 
 
 @njit(cache=True, nogil=True)
-def _bad_byte(buf, s, e, seq):
-    """Position (1-based) and value of the first byte of ``buf[s:e]`` not allowed; (0, 0) if none."""
-    for x in range(s, e):
-        c = buf[x]
+def _bad_byte(span, seq):
+    """Position (1-based) and value of the first byte of ``span`` not allowed; (0, 0) if none."""
+    bad = False
+    for x in range(span.shape[0]):  # branch-free: vectorises; located below only if needed
+        c = span[x]
+        bad |= (c < 33) | (c > 126) | (seq & ((c == 64) | (c == 43)))
+    if not bad:
+        return 0, 0
+    for x in range(span.shape[0]):
+        c = span[x]
         if c < 33 or c > 126 or (seq and (c == 64 or c == 43)):
-            return x - s + 1, c
+            return x + 1, c
     return 0, 0
 
 
@@ -127,11 +133,11 @@ def _check_bytes(buf, hl, ss, se, qs, qe):
     pos = np.zeros(n, np.int64)
     byte = np.zeros(n, np.int64)
     for r in prange(n):
-        a, c = _bad_byte(buf, ss[r], se[r], True)
+        a, c = _bad_byte(buf[ss[r]:se[r]], True)
         if a:
             code[r], pos[r], byte[r] = _SEQCHAR, a, c
             continue
-        a, c = _bad_byte(buf, qs[r], qe[r], False)
+        a, c = _bad_byte(buf[qs[r]:qe[r]], False)
         if a:
             code[r], pos[r], byte[r] = _QUALCHAR, a, c
     for r in range(n):
