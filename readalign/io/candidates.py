@@ -19,20 +19,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, prange
 
 from ..errors import InputError
-from ._text import (
-    as_text,
-    display,
-    fnv1a,
-    gather_spans,
-    line_ends,
-    open_bytes,
-    parse_int,
-    read_chunk,
-    split_fields,
-)
+from ._cand_lines import NONAME, NOTINT, QSPAN, SHORT, STRAND, TLEN, UNKNOWN, parse_lines
+from ._chunks import ChunkReader
+from ._text import as_text, display, gather_spans, line_ends, line_span, open_bytes
 from .reference import Reference
 
 FORMATS = ("paf", "tsv", "sam", "bam")
@@ -97,63 +88,6 @@ def detect_format(path: str, override: str | None = None) -> str:
     return fmt
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _lookup(buf, s, e, hashes_sorted, order, name_bytes, name_off):
-    """Contig id of each name span ``buf[s[i]:e[i]]`` (-1 when unknown)."""
-    n = s.shape[0]
-    out = np.full(n, -1, np.int32)
-    for i in prange(n):
-        h = fnv1a(buf, s[i], e[i])
-        k = np.searchsorted(hashes_sorted, h)
-        while k < hashes_sorted.shape[0] and hashes_sorted[k] == h:
-            c = order[k]
-            a = name_off[c]
-            ln = name_off[c + 1] - a
-            if ln == e[i] - s[i]:
-                same = True
-                for x in range(ln):
-                    if name_bytes[a + x] != buf[s[i] + x]:
-                        same = False
-                        break
-                if same:
-                    out[i] = c
-                    break
-            k += 1
-    return out
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def _ints(buf, fs, fe, cols):
-    """Parse the integer fields ``cols`` of every line; return (values, first bad line, col)."""
-    n = fs.shape[0]
-    out = np.zeros((n, cols.shape[0]), np.int64)
-    bad = np.full(n, -1, np.int64)
-    for i in prange(n):
-        for j in range(cols.shape[0]):
-            v, ok = parse_int(buf, fs[i, cols[j]], fe[i, cols[j]])
-            if not ok:
-                bad[i] = cols[j]
-                break
-            out[i, j] = v
-    for i in range(n):
-        if bad[i] >= 0:
-            return out, i, bad[i]
-    return out, -1, -1
-
-
-_PAF_INTS = np.array([1, 2, 3, 6, 7, 8], dtype=np.int64)
-
-
-def _strands(arr, fs, fe, col: int) -> tuple[np.ndarray, int]:
-    """Strand codes of column ``col``: 0 for '+', 1 for '-'; -1 and the line when bad."""
-    s = fs[:, col]
-    ok_len = (fe[:, col] - s) == 1
-    ch = arr[s]
-    strand = np.where(ch == ord("-"), 1, 0).astype(np.int8)
-    bad = np.flatnonzero(~ok_len | ((ch != ord("+")) & (ch != ord("-"))))
-    return strand, int(bad[0]) if bad.size else -1
-
-
 class _TextCandidates:
     """Shared driver for the line formats: split lines, then interpret fields."""
 
@@ -167,91 +101,76 @@ class _TextCandidates:
     def chunks(self) -> Iterator[CandidateChunk]:
         stream = open_bytes(self.path)
         with stream:
-            rest = b""
+            reader = ChunkReader(stream, self.path, TEXT_CHUNK)
             line0 = 1
             eof = False
             while not eof:
-                chunk = read_chunk(stream, self.path, TEXT_CHUNK)
-                eof = not chunk
-                arr = np.frombuffer(rest + chunk if rest else chunk, np.uint8)
+                arr, eof = reader.next()
                 ends = line_ends(arr, eof)
                 for lo in range(0, ends.shape[0], CHUNK_LINES):
                     hi = min(lo + CHUNK_LINES, ends.shape[0])
-                    fs, fe, nf, ls = split_fields(arr, ends, lo, hi, self.nfields)
-                    out = self._interpret(arr, fs, fe, nf, ls, line0 + lo)
+                    out = self._interpret(arr, ends, lo, hi, line0 + lo)
                     if len(out):
                         yield out
                 line0 += ends.shape[0]
-                used = int(ends[-1]) + 1 if ends.shape[0] else 0
-                rest = arr[used:].tobytes()
+                reader.carry(arr, int(ends[-1]) + 1 if ends.shape[0] else 0)
 
-    def _interpret(self, arr, fs, fe, nf, ls, line0: int) -> CandidateChunk:
-        keep = nf > 0
-        first = arr[ls]
-        keep &= first != ord("#")
-        if self.fmt == "tsv" and line0 == 1 and nf.shape[0] and nf[0] > 0:
-            head = bytes(arr[fs[0, 0]:fe[0, 0]])
-            if head == b"read_name":
-                keep[0] = False
+    def _skip_header(self, arr: np.ndarray, ends: np.ndarray, line0: int) -> bool:
+        """Whether the block's first line is a TSV header (first field ``read_name``)."""
+        if self.fmt != "tsv" or line0 != 1 or not ends.shape[0]:
+            return False
+        s, e = line_span(arr, ends, 0)
+        return bytes(arr[s:e]).split(b"\t", 1)[0] == b"read_name"
+
+    def _interpret(self, arr, ends, lo: int, hi: int, line0: int) -> CandidateChunk:
+        """Candidates of lines ``lo:hi`` (file line ``line0`` first), or the first error."""
+        ref = self.ref
+        tables = (ref.hashes_sorted, ref.hash_order, ref.name_bytes, ref.name_off, ref.lengths)
+        keep, ns, ne, contig, start, end, strand, (bad, code, detail) = parse_lines(
+            arr, ends, lo, hi, self._skip_header(arr, ends, line0), self.fmt == "paf", tables)
+        if bad >= 0:
+            raise self._line_error(arr, ends, lo + bad, line0 + bad, code, detail, contig[bad])
         rows = np.flatnonzero(keep)
-        lineno = rows.astype(np.int64) + line0
         if rows.shape[0] < keep.shape[0]:  # copy only when comments or blank lines are dropped
-            fs, fe, nf = fs[rows], fe[rows], nf[rows]
-        short = np.flatnonzero(nf < self.nfields)
-        if short.size:
-            i = short[0]
-            raise self._err(int(lineno[i]), f"expected at least {self.nfields} tab-separated "
-                            f"fields for {self.fmt.upper()}, got {int(nf[i])}")
-        names, name_off = gather_spans(arr, fs[:, 0], fe[:, 0])
-        empty = np.flatnonzero(np.diff(name_off) == 0)
-        if empty.size:
-            raise self._err(int(lineno[empty[0]]), "empty read name")
-        tcol = 5 if self.fmt == "paf" else 1
-        contig = _lookup(arr, fs[:, tcol], fe[:, tcol], self.ref.hashes_sorted,
-                         self.ref.hash_order, self.ref.name_bytes, self.ref.name_off)
-        unknown = np.flatnonzero(contig < 0)
-        if unknown.size:
-            i = unknown[0]
-            contig_name = as_text(arr, fs[i, tcol], fe[i, tcol])
-            raise self._err(int(lineno[i]), f"unknown contig '{contig_name}' "
-                            f"(not in {display(self.ref.path)})")
-        scol = 4
-        strand, bad = _strands(arr, fs, fe, scol)
-        if bad >= 0:
-            raise self._err(int(lineno[bad]), "strand must be '+' or '-', got "
-                            f"'{as_text(arr, fs[bad, scol], fe[bad, scol])}'")
-        cols = _PAF_INTS if self.fmt == "paf" else np.array([2, 3], np.int64)
-        vals, bad, col = _ints(arr, fs, fe, cols)
-        if bad >= 0:
-            raise self._err(int(lineno[bad]), f"field {int(col) + 1} is not a non-negative "
-                            f"integer: '{as_text(arr, fs[bad, col], fe[bad, col])}'")
-        clen = self.ref.lengths[contig]
-        if self.fmt == "paf":
-            qlen, qs, qe, tlen, ts, te = vals.T
-            wrong_len = np.flatnonzero(tlen != clen)
-            if wrong_len.size:
-                i = wrong_len[0]
-                raise self._err(int(lineno[i]), f"target length {int(tlen[i])} differs from "
-                                f"contig '{self.ref.names[contig[i]]}' ({int(clen[i])} bp) in "
-                                f"{display(self.ref.path)}: a different reference?")
-            badq = np.flatnonzero((qs > qe) | (qe > qlen))
-            if badq.size:
-                raise self._err(int(lineno[badq[0]]), "query start/end outside the query length")
+            ns, ne, contig, start, end, strand = (x[rows] for x in (ns, ne, contig, start, end,
+                                                                     strand))
+        names, name_off = gather_spans(arr, ns, ne)
+        return CandidateChunk(names, name_off, contig, start, end, strand,
+                              rows.astype(np.int64) + line0)
+
+    def _line_error(self, arr, ends, i: int, line: int, code: int, detail: int,
+                    contig: int) -> InputError:
+        """The message for error ``code`` on line index ``i`` (file line ``line``)."""
+        s, e = line_span(arr, ends, i)
+        fields = bytes(arr[s:e]).split(b"\t")
+        spans = np.cumsum([s] + [len(f) + 1 for f in fields])
+
+        def text(col: int) -> str:
+            return as_text(arr, int(spans[col]), int(spans[col]) + len(fields[col]))
+
+        ref, tcol = self.ref, 5 if self.fmt == "paf" else 1
+        if code == SHORT:
+            msg = (f"expected at least {self.nfields} tab-separated fields for "
+                   f"{self.fmt.upper()}, got {detail}")
+        elif code == NONAME:
+            msg = "empty read name"
+        elif code == UNKNOWN:
+            msg = f"unknown contig '{text(tcol)}' (not in {display(ref.path)})"
+        elif code == STRAND:
+            msg = f"strand must be '+' or '-', got '{text(4)}'"
+        elif code == NOTINT:
+            msg = f"field {detail + 1} is not a non-negative integer: '{text(detail)}'"
+        elif code == TLEN:
+            msg = (f"target length {int(fields[6])} differs from contig '{ref.names[contig]}' "
+                   f"({int(ref.lengths[contig])} bp) in {display(ref.path)}: a different reference?")
+        elif code == QSPAN:
+            msg = "query start/end outside the query length"
         else:
-            ts, te = vals.T
-        outside = np.flatnonzero((ts >= te) | (te > clen))
-        if outside.size:
-            i = outside[0]
-            raise self._err(int(lineno[i]), f"window {int(ts[i])}-{int(te[i])} is outside contig "
-                            f"'{self.ref.names[contig[i]]}' (length {int(clen[i])}) or empty")
-        if self.fmt == "paf":
-            left = np.where(strand == 0, qs, qlen - qe)
-            right = np.where(strand == 0, qlen - qe, qs)
-            start, end = ts - left, te + right
-        else:
-            start, end = ts, te
-        return CandidateChunk(names, name_off, contig, start.astype(np.int64),
-                              end.astype(np.int64), strand, lineno)
+            ts, te = (int(fields[7]), int(fields[8])) if self.fmt == "paf" else \
+                (int(fields[2]), int(fields[3]))
+            msg = (f"window {ts}-{te} is outside contig '{ref.names[contig]}' "
+                   f"(length {int(ref.lengths[contig])}) or empty")
+        return self._err(line, msg)
 
 
 def _sam_chunks(path: str, ref: Reference) -> Iterator[CandidateChunk]:

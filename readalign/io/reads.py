@@ -12,15 +12,30 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, prange
 
 from ..errors import InputError
-from ._text import as_text, display, gather_spans, line_ends, line_span, open_bytes, read_chunk
+from ._chunks import ChunkReader
+from ._fastq_batch import BatchBuilder
+from ._fastq_scan import (
+    _BLANK,
+    _EMPTY,
+    _HEADER,
+    _LENGTHS,
+    _LONGNAME,
+    _NONAME,
+    _OK,
+    _PLUS,
+    _QUALCHAR,
+    _SEQCHAR,
+    _TRUNC,
+    MAX_NAME,
+    scan_fast,
+    scan_serial,
+)
+from ._text import as_text, display, line_ends, line_span, open_bytes
 
 FASTQ_CHUNK = 1 << 25
 """Bytes read from a FASTQ at a time."""
-MAX_NAME = 254
-"""Longest read name BAM allows."""
 
 
 @dataclass
@@ -42,110 +57,6 @@ class ReadBatch:
         return bytes(self.names[self.name_off[i]:self.name_off[i + 1]]).decode("latin-1")
 
 
-# error codes of the FASTQ scanner
-_OK, _HEADER, _PLUS, _LENGTHS, _TRUNC, _SEQCHAR, _QUALCHAR, _NONAME, _LONGNAME, _EMPTY = range(10)
-
-
-@njit(cache=True, nogil=True)
-def _scan_fastq(buf, ends, line, final, cap, hl, ns, ne, ss, se, qs, qe):
-    """Find the layout of up to ``cap`` 4-line FASTQ records, from line ``line`` of ``buf``.
-
-    ``ends`` are the line ends of :func:`line_ends`. Checks the structure of
-    each record (header, name, '+' line, lengths); the bytes of SEQ and QUAL
-    are checked by :func:`_check_bytes`. Fills the header line of each record
-    and the spans of its name, SEQ and QUAL. Returns (records, next line,
-    error code, error line, detail a, detail b); line numbers are indices of ``ends``.
-    """
-    nl = ends.shape[0]
-    r = 0
-    while r < cap:
-        while line < nl:  # skip blank lines between records
-            s, e = line_span(buf, ends, line)
-            if e > s:
-                break
-            line += 1
-        if line >= nl:
-            break
-        h0, h1 = line_span(buf, ends, line)
-        if buf[h0] != 64:  # '@'
-            return r, line, _HEADER, line, 0, 0
-        k = h0 + 1
-        while k < h1 and buf[k] != 32 and buf[k] != 9:
-            k += 1
-        if k == h0 + 1:
-            return r, line, _NONAME, line, 0, 0
-        if k - h0 - 1 > MAX_NAME:
-            return r, line, _LONGNAME, line, k - h0 - 1, 0
-        if line + 1 >= nl:
-            if final:
-                return r, line, _TRUNC, line, 0, 0
-            break
-        if line + 2 >= nl:
-            if final:
-                return r, line, _TRUNC, line + 1, 0, 0
-            break
-        c0, c1 = line_span(buf, ends, line + 2)
-        if c1 == c0 or buf[c0] != 43:  # '+'
-            return r, line, _PLUS, line + 2, 0, 0
-        if line + 3 >= nl:
-            if final:
-                return r, line, _TRUNC, line + 2, 0, 0
-            break
-        s0, s1 = line_span(buf, ends, line + 1)
-        q0, q1 = line_span(buf, ends, line + 3)
-        if s1 == s0:
-            return r, line, _EMPTY, line + 1, 0, 0
-        if s1 - s0 != q1 - q0:
-            return r, line, _LENGTHS, line + 3, s1 - s0, q1 - q0
-        hl[r] = line
-        ns[r] = h0 + 1
-        ne[r] = k
-        ss[r] = s0
-        se[r] = s1
-        qs[r] = q0
-        qe[r] = q1
-        r += 1
-        line += 4
-    return r, line, _OK, 0, 0, 0
-
-
-@njit(cache=True, nogil=True)
-def _bad_byte(span, seq):
-    """Position (1-based) and value of the first byte of ``span`` not allowed; (0, 0) if none."""
-    bad = False
-    for x in range(span.shape[0]):  # branch-free: vectorises; located below only if needed
-        c = span[x]
-        bad |= (c < 33) | (c > 126) | (seq & ((c == 64) | (c == 43)))
-    if not bad:
-        return 0, 0
-    for x in range(span.shape[0]):
-        c = span[x]
-        if c < 33 or c > 126 or (seq and (c == 64 or c == 43)):
-            return x + 1, c
-    return 0, 0
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def _check_bytes(buf, hl, ss, se, qs, qe):
-    """The first record with a bad SEQ or QUAL byte: (code, line index, position, byte)."""
-    n = ss.shape[0]
-    code = np.zeros(n, np.int64)
-    pos = np.zeros(n, np.int64)
-    byte = np.zeros(n, np.int64)
-    for r in prange(n):
-        a, c = _bad_byte(buf[ss[r]:se[r]], True)
-        if a:
-            code[r], pos[r], byte[r] = _SEQCHAR, a, c
-            continue
-        a, c = _bad_byte(buf[qs[r]:qe[r]], False)
-        if a:
-            code[r], pos[r], byte[r] = _QUALCHAR, a, c
-    for r in range(n):
-        if code[r] != _OK:
-            return code[r], hl[r] + (1 if code[r] == _SEQCHAR else 3), pos[r], byte[r]
-    return _OK, 0, 0, 0
-
-
 def _fastq_error(path: str, code: int, line: int, a: int, b: int, text: str) -> InputError:
     where = f"{display(path)}: line {line}"
     msg = {
@@ -162,76 +73,54 @@ def _fastq_error(path: str, code: int, line: int, a: int, b: int, text: str) -> 
     return InputError(f"{where}: {msg}")
 
 
-def _concat(parts: list[tuple[np.ndarray, ...]], first: int) -> ReadBatch:
-    """Join scanned pieces (names, name_off, seq, seq_off, qual) into one batch."""
-    if len(parts) == 1:
-        nm, no, sq, so, ql = parts[0]
-        return ReadBatch(nm, no, sq, so, ql, first)
-
-    def join(flat_i: int, off_i: int) -> tuple[np.ndarray, np.ndarray]:
-        flats = [p[flat_i] for p in parts]
-        offs = [p[off_i] for p in parts]
-        base = np.cumsum([0] + [f.shape[0] for f in flats[:-1]])
-        off = np.concatenate([[0]] + [o[1:] + b for o, b in zip(offs, base, strict=True)])
-        return np.concatenate(flats), off.astype(np.int64)
-
-    nm, no = join(0, 1)
-    sq, so = join(2, 3)
-    ql = np.concatenate([p[4] for p in parts])
-    return ReadBatch(nm, no, sq, so, ql, first)
-
-
 def _scan_chunk(arr: np.ndarray, ends: np.ndarray, line: int, final: bool, cap: int,
-                path: str, line0: int) -> tuple[tuple[np.ndarray, ...] | None, int, int]:
-    """Up to ``cap`` records from line ``line``: (names, name_off, seq, seq_off, qual), next line."""
-    idx = [np.empty(cap, np.int64) for _ in range(7)]
-    got, nxt, code, eline, a, b = _scan_fastq(arr, ends, line, final, cap, *idx)
-    hl, ns, ne, ss, se, qs, qe = (x[:got] for x in idx)
-    bcode, bline, ba, bb = _check_bytes(arr, hl, ss, se, qs, qe)
-    if bcode != _OK:
-        code, eline, a, b = bcode, bline, ba, bb
+                path: str, line0: int) -> tuple[np.ndarray, int]:
+    """Layout (records x 7) of up to ``cap`` checked records from line ``line``, and the next line.
+
+    The parallel fast path covers the whole 4-line records ahead; a blank
+    header line sends the scan to the serial scanner, which skips blank lines.
+    """
+    lay = np.empty((cap, 7), np.int64)
+    full = min(cap, (ends.shape[0] - line) // 4)
+    got, code, eline, a, b = scan_fast(arr, ends, line, full, lay)
+    nxt = line + 4 * got
+    if code == _BLANK:
+        got, nxt, code, eline, a, b = scan_serial(arr, ends, line, final, cap, lay)
+    elif code == _OK and got < cap:  # the last lines: an incomplete record or blank lines
+        more, nxt, code, eline, a, b = scan_serial(arr, ends, nxt, final, cap - got, lay[got:])
+        got += more
     if code != _OK:
         start = line_span(arr, ends, int(eline))[0] if code == _HEADER else 0
         text = as_text(arr, start, start + 40) if code == _HEADER else ""
         raise _fastq_error(path, int(code), line0 + int(eline), int(a), int(b), text)
-    if not got:
-        return None, 0, int(nxt)
-    names, name_off = gather_spans(arr, ns, ne)
-    seq, seq_off = gather_spans(arr, ss, se)
-    qual, _ = gather_spans(arr, qs, qe)
-    return (names, name_off, seq, seq_off, qual), int(got), int(nxt)
+    return lay[:got], int(nxt)
 
 
 def _iter_fastq(stream, path: str, batch_size: int) -> Iterator[ReadBatch]:
-    rest = b""
+    reader = ChunkReader(stream, path, FASTQ_CHUNK)
     line0 = 1  # file line number of the buffer's first line
     first = 0
-    parts: list[tuple[np.ndarray, ...]] = []
-    pending = 0
+    batch = BatchBuilder(batch_size)
     while True:
-        chunk = read_chunk(stream, path, FASTQ_CHUNK)
-        eof = not chunk
-        arr = np.frombuffer(rest + chunk if rest else chunk, dtype=np.uint8)
+        arr, eof = reader.next()
         ends = line_ends(arr, eof)
         line = 0
         while True:
-            cap = batch_size - pending
-            part, got, line = _scan_chunk(arr, ends, line, eof, cap, path, line0)
-            if part is not None:
-                parts.append(part)
-                pending += got
-            if pending == batch_size:
-                yield _concat(parts, first)
-                first += pending
-                parts, pending = [], 0
-            if got < cap:
+            cap = batch_size - batch.n
+            lay, line = _scan_chunk(arr, ends, line, eof, cap, path, line0)
+            batch.add(arr, lay)
+            if batch.n == batch_size:
+                yield ReadBatch(*batch.arrays(), first)
+                first += batch.n
+                batch = BatchBuilder(batch_size)
+            if lay.shape[0] < cap:
                 break
         used = int(ends[line - 1]) + 1 if line > 0 else 0
-        rest = arr[used:].tobytes()
+        reader.carry(arr, used)
         line0 += line
         if eof:
-            if parts:
-                yield _concat(parts, first)
+            if batch.n:
+                yield ReadBatch(*batch.arrays(), first)
             return
 
 
