@@ -87,7 +87,7 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--reads", type=int, default=100_000)
     ap.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--batch-size", type=int, default=200_000)
+    ap.add_argument("--batch-size", type=int, default=500_000)
     ap.add_argument("--genome", type=int, default=5_000_000, help="random genome length")
     ap.add_argument("--max-distance", type=int, default=None)
     ap.add_argument("--compression-level", type=int, default=None,

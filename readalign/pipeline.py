@@ -61,7 +61,7 @@ class Options:
     threads: int = 1
     compression_level: int | None = None  # BGZF level 0-9; None: htslib's default (6)
     backend: str = "auto"
-    batch_size: int = 200_000
+    batch_size: int = 500_000
     progress: bool = False
     command_line: str = "readalign align"
     version: str = ""

@@ -58,7 +58,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "about 3x faster for a file about 5-15%% larger; 0 stores uncompressed "
                         "BGZF blocks")
     p.add_argument("--backend", choices=BACKENDS, default="auto", help="where the kernel runs")
-    p.add_argument("--batch-size", type=int, default=200_000, help="reads per batch")
+    p.add_argument("--batch-size", type=int, default=500_000,
+                   help="reads per batch; memory is bounded by it")
     p.add_argument("--summary-json", default=None, help="also write the run summary here")
 
 
