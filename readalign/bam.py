@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit, prange
 
 from .errors import InputError
+from .hostkernels import write_decimal
 
 NT16 = np.full(256, 15, dtype=np.uint8)
 for _i, _c in enumerate(b"=ACMGRSVTWYHKDBN"):
@@ -102,23 +103,6 @@ def _u16(buf, o, v):
 
 
 @njit(cache=True, nogil=True)
-def _digits(buf, o, v):
-    """Write non-negative ``v`` in decimal at ``buf[o]``; return the new offset."""
-    if v == 0:
-        buf[o] = 48
-        return o + 1
-    n = 0
-    x = v
-    while x > 0:
-        n += 1
-        x //= 10
-    for k in range(n - 1, -1, -1):
-        buf[o + k] = 48 + v % 10
-        v //= 10
-    return o + n
-
-
-@njit(cache=True, nogil=True)
 def reg2bin(beg, end):
     """The BAI bin of 0-based half-open [beg, end) (SAM spec, section 5.3)."""
     end -= 1
@@ -188,7 +172,7 @@ def _md(out, o, dry, p, q, q_off, ops, op_off, contig, win_start, ref_start, ref
                 if dry:
                     o += _ndigits(run) + 1
                 else:
-                    o = _digits(out, o, run)
+                    o = write_decimal(out, o, run)
                     out[o] = rs[x]
                     o += 1
                 run = 0
@@ -209,7 +193,7 @@ def _md(out, o, dry, p, q, q_off, ops, op_off, contig, win_start, ref_start, ref
             if dry:
                 o += _ndigits(run) + 1 + length
             else:
-                o = _digits(out, o, run)
+                o = write_decimal(out, o, run)
                 out[o] = 94  # '^'
                 o += 1
                 for x in range(length):
@@ -220,7 +204,7 @@ def _md(out, o, dry, p, q, q_off, ops, op_off, contig, win_start, ref_start, ref
             nm += length
     if dry:
         return o + _ndigits(run), nm
-    return _digits(out, o, run), nm
+    return write_decimal(out, o, run), nm
 
 
 @njit(cache=True, nogil=True)

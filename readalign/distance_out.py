@@ -15,24 +15,9 @@ import numpy as np
 from numba import njit
 from numpy.lib import format as npformat
 
+from .hostkernels import write_decimal
+
 TRIPLE_FIELDS = ("i", "j", "distance")
-
-
-@njit(cache=True)
-def _put(buf, pos, v):
-    """Write the decimal digits of ``v >= 0`` at ``buf[pos:]``; return the next position."""
-    if v == 0:
-        buf[pos] = 48
-        return pos + 1
-    n = 0
-    x = v
-    while x > 0:
-        x //= 10
-        n += 1
-    for k in range(n - 1, -1, -1):
-        buf[pos + k] = 48 + v % 10
-        v //= 10
-    return pos + n
 
 
 @njit(cache=True)
@@ -45,7 +30,7 @@ def _format_matrix(block, width):
             if j:
                 buf[pos] = 9
                 pos += 1
-            pos = _put(buf, pos, np.int64(block[r, j]))
+            pos = write_decimal(buf, pos, np.int64(block[r, j]))
         buf[pos] = 10
         pos += 1
     return buf[:pos]
@@ -57,11 +42,11 @@ def _format_triples(ii, jj, dd):
     buf = np.empty(ii.shape[0] * 63, np.uint8)
     pos = 0
     for k in range(ii.shape[0]):
-        pos = _put(buf, pos, np.int64(ii[k]))
+        pos = write_decimal(buf, pos, np.int64(ii[k]))
         buf[pos] = 9
-        pos = _put(buf, pos + 1, np.int64(jj[k]))
+        pos = write_decimal(buf, pos + 1, np.int64(jj[k]))
         buf[pos] = 9
-        pos = _put(buf, pos + 1, np.int64(dd[k]))
+        pos = write_decimal(buf, pos + 1, np.int64(dd[k]))
         buf[pos] = 10
         pos += 1
     return buf[:pos]

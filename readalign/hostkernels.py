@@ -216,3 +216,20 @@ def budget_bounds(idx, m, n, budget, max_items):
     nb += 1
     bounds[nb] = idx.shape[0]
     return bounds[: nb + 1]
+
+
+@njit(cache=True, nogil=True)
+def write_decimal(buf, pos, v):
+    """Write non-negative ``v`` in decimal ASCII at ``buf[pos:]``; return the next position."""
+    if v == 0:
+        buf[pos] = 48
+        return pos + 1
+    n = 0
+    x = v
+    while x > 0:
+        x //= 10
+        n += 1
+    for k in range(n - 1, -1, -1):
+        buf[pos + k] = 48 + v % 10
+        v //= 10
+    return pos + n
