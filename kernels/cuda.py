@@ -98,6 +98,21 @@ def kernels(K: int, vote: bool = True):
     return forward_kernel, traceback_kernel, ns
 
 
+@cuda.jit
+def _translate_kernel(codes, table):
+    """``codes[i] = table[codes[i]]`` in place (ASCII bytes to DNA codes)."""
+    i = cuda.grid(1)
+    if i < codes.shape[0]:
+        codes[i] = table[codes[i]]
+
+
+def translate_codes(codes, table, stream) -> None:
+    """Translate a device array of raw bytes to codes through ``table``, on ``stream``."""
+    n = codes.shape[0]
+    if n:
+        _translate_kernel[(n + 255) // 256, 256, stream](codes, table)
+
+
 def boundary_elements(m_max: int, n_max: int, K: int) -> tuple[int, int]:
     """Per-lane boundary-row and boundary-column elements for a batch's longest pair."""
     from .quadrant import boundary_col_size, boundary_row_size

@@ -76,17 +76,36 @@ def _code_dtype(src) -> np.dtype:
     return src.code_dtype if isinstance(src, GridPacked) else src.data.dtype
 
 
+def _translate_on_device(src) -> bool:
+    """True for a byte grid that needs a table: stage raw bytes, translate on the GPU.
+
+    A raw row copy vectorises where a per-byte table lookup does not; a
+    ``U`` grid keeps the host lookup (its code points do not fit a byte).
+    """
+    return isinstance(src, GridPacked) and src.table is not None and src.grid.dtype == np.uint8
+
+
 def _stage_one(src, idx: np.ndarray, c: _Chunk, slot: _Slot, name: str) -> tuple:
-    """Gather one side's sequences of chunk ``c`` into pinned codes + offsets."""
+    """Gather one side's sequences of chunk ``c`` into pinned buffers: (codes, offsets, raw)."""
     off = slot.host(name + "_off", c.count + 1, np.int64)
     total = int(hostkernels.chunk_offsets(src.lengths, idx, c.lo, c.hi, off))
     codes = slot.host(name, total + 1, _code_dtype(src))
+    raw = _translate_on_device(src)
     if isinstance(src, GridPacked):
-        use = src.table is not None
+        use = src.table is not None and not raw
         hostkernels.stage_grid(src.grid, idx, c.lo, off, src.table if use else _DNA, use, codes)
     else:
         hostkernels.stage_flat(src.data, src.offsets, idx, c.lo, off, codes)
-    return codes, off
+    return codes, off, raw
+
+
+def _device_table(slot: _Slot):
+    """The DNA code table on the device (uploaded once per slot)."""
+    table = slot.dev.get("dna_table", _DNA.shape[0], _DNA.dtype)
+    if not getattr(slot, "table_ready", False):
+        table.copy_to_device(_DNA, stream=slot.stream)
+        slot.table_ready = True
+    return table
 
 
 def _to_device(slot: _Slot, name: str, host: np.ndarray):
@@ -97,12 +116,15 @@ def _to_device(slot: _Slot, name: str, host: np.ndarray):
 
 def _forward(c: _Chunk, slot: _Slot, staged: tuple, order, job, k: int) -> None:
     """Enqueue: copy the chunk in, forward kernel, distances and end columns back."""
-    from .kernels.cuda import BOUNDARY_DTYPE, boundary_elements, kernels
+    from .kernels.cuda import BOUNDARY_DTYPE, boundary_elements, kernels, translate_codes
 
     forward_kernel = kernels(k)[0]
-    (qc, qo), (tc, to) = staged
+    (qc, qo, q_raw), (tc, to, t_raw) = staged
     c.seqs = (_to_device(slot, "q", qc), _to_device(slot, "qo", qo), _to_device(slot, "t", tc),
               _to_device(slot, "to", to), order[:c.count])
+    for dev, raw in ((c.seqs[0], q_raw), (c.seqs[2], t_raw)):
+        if raw:
+            translate_codes(dev, _device_table(slot), slot.stream)
     rows, cols = boundary_elements(c.m_max, c.n_max, k) if job.with_cigar else (1, 1)
     rbuf = slot.dev.get("rbuf", rows * c.count, BOUNDARY_DTYPE)
     cbuf = slot.dev.get("cbuf", cols * c.count, BOUNDARY_DTYPE)

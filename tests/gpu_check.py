@@ -24,6 +24,13 @@ def mixed_pairs(count: int, seed: int, max_len: int) -> tuple[list[bytes], list[
     rng = np.random.default_rng(seed)
     n_len = rng.integers(0, max_len + 1, count)
     windows = [ALPHABET[rng.integers(0, 4, k)].tobytes() for k in n_len]
+    # a quarter of the windows carry Ns and lowercase: N never matches, case folds
+    for i in np.flatnonzero(rng.random(count) < 0.25):
+        w = bytearray(windows[i])
+        for pos in rng.integers(0, max(len(w), 1), len(w) // 10 + 1):
+            if pos < len(w):
+                w[pos] = ord("N") if rng.random() < 0.5 else w[pos] | 0x20
+        windows[i] = bytes(w)
     reads = []
     kinds = rng.integers(0, 8, count)
     for w, kind in zip(windows, kinds):
@@ -58,19 +65,22 @@ def mixed_pairs(count: int, seed: int, max_len: int) -> tuple[list[bytes], list[
 def compare(count: int, seed: int = 0, max_len: int = 300) -> int:
     """Align on both backends in every mode/cut-off; return pairs compared."""
     reads, windows = mixed_pairs(count, seed, max_len)
+    grid_reads = np.array(reads, dtype=f"S{max(map(len, reads), default=0) or 1}")
+    grid_windows = np.array(windows, dtype=f"S{max(map(len, windows), default=0) or 1}")
     compared = 0
     for mode in ("infix", "global"):
         for max_distance in (None, 5):
             for eqx in (False, True):
                 cpu = readalign.align(reads, windows, mode, max_distance, "cpu", eqx=eqx)
-                gpu = readalign.align(reads, windows, mode, max_distance, "cuda", eqx=eqx)
-                assert gpu.backend == "cuda"
-                for field in ("distance", "ref_start", "ref_end", "cigar_offsets", "cigar_ops"):
-                    a, b = getattr(cpu, field), getattr(gpu, field)
-                    if not np.array_equal(a, b):
-                        bad = np.flatnonzero(a != b)[:5] if a.shape == b.shape else "shape"
-                        raise AssertionError(f"{mode} max_distance={max_distance} eqx={eqx}: "
-                                             f"{field} differs at {bad}")
+                for inputs in ((reads, windows), (grid_reads, grid_windows)):
+                    gpu = readalign.align(*inputs, mode, max_distance, "cuda", eqx=eqx)
+                    assert gpu.backend == "cuda"
+                    for field in ("distance", "ref_start", "ref_end", "cigar_offsets", "cigar_ops"):
+                        a, b = getattr(cpu, field), getattr(gpu, field)
+                        if not np.array_equal(a, b):
+                            bad = np.flatnonzero(a != b)[:5] if a.shape == b.shape else "shape"
+                            raise AssertionError(f"{mode} max_distance={max_distance} eqx={eqx} "
+                                                 f"{type(inputs[0]).__name__}: {field} differs at {bad}")
                 compared += count
     return compared
 
