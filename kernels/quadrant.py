@@ -48,11 +48,6 @@ def boundary_col_size(m: int, n: int, k: int) -> int:
     return max((n + k - 1) // k, 1) * (m + 1)
 
 
-def cigar_capacity(distance: int) -> int:
-    """Upper bound on run-length-encoded CIGAR operations for an alignment of this cost."""
-    return 2 * distance + 1
-
-
 def build(device_jit, vote_all, K: int) -> SimpleNamespace:
     """Compile the per-pair functions for quadrant size ``K``.
 

@@ -24,7 +24,6 @@ _DNA = np.full(256, N_CODE, dtype=np.uint8)
 for _code, _base in enumerate(b"ACGT"):
     _DNA[_base] = _code
     _DNA[_base + 32] = _code
-DNA_ALPHABET = "ACGTN"
 
 
 @dataclass(frozen=True)
@@ -168,8 +167,3 @@ def pack_text(seqs: object, what: str = "strings", lazy: bool = False) -> Packed
     else:
         flat = np.frombuffer(b"".join(seqs), dtype=np.uint8)
     return Packed(_with_pad(flat), _lengths(seqs))
-
-
-def unpack_dna(codes: np.ndarray) -> str:
-    """Decode DNA codes back to a string (for messages and tests)."""
-    return "".join(DNA_ALPHABET[c] for c in codes)

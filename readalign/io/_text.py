@@ -13,7 +13,6 @@ from numba import njit, prange
 from ..errors import InputError
 
 GZIP_MAGIC = b"\x1f\x8b"
-CHUNK_BYTES = 1 << 22
 
 
 def display(path: str) -> str:
@@ -39,14 +38,6 @@ def open_bytes(path: str) -> BinaryIO:
     if not first:
         raise InputError(f"{display(path)}: empty file")
     return stream
-
-
-def read_chunk(stream: BinaryIO, path: str, size: int = CHUNK_BYTES) -> bytes:
-    """Read up to ``size`` bytes, turning decompression errors into :class:`InputError`."""
-    try:
-        return stream.read(size)
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        raise InputError(f"{display(path)}: corrupt or truncated compressed data ({exc})") from None
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -139,27 +130,6 @@ def fnv1a(buf, s, e):
     for k in range(s, e):
         h = (h ^ np.uint64(buf[k])) * np.uint64(1099511628211)
     return h
-
-
-@njit(cache=True, nogil=True, parallel=True)
-def split_fields(buf, ends, lo, hi, nfields):
-    """Split lines ``lo:hi`` (see :func:`line_ends`) at tabs, in parallel over lines.
-
-    Returns ``fs``/``fe`` (lines x nfields) with the spans of the first
-    ``nfields`` fields, ``nf`` with the field count of each line (0 for an
-    empty line) and ``line_start`` with each line's offset. A trailing ``\r``
-    is dropped.
-    """
-    n = hi - lo
-    fs = np.zeros((n, nfields), np.int64)
-    fe = np.zeros((n, nfields), np.int64)
-    nf = np.zeros(n, np.int64)
-    line_start = np.zeros(n, np.int64)
-    for i in prange(n):
-        pos, e = line_span(buf, ends, lo + i)
-        line_start[i] = pos
-        nf[i] = _fields(buf[pos:e], pos, fs[i], fe[i])
-    return fs, fe, nf, line_start
 
 
 @njit(cache=True, nogil=True)
