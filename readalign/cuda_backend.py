@@ -13,6 +13,7 @@ import logging
 import numpy as np
 from numba import config, cuda
 
+from .cuda_buffers import free_device_bytes
 from .encoding import Packed
 from .engine import BatchResult
 
@@ -24,13 +25,6 @@ MEMORY_FRACTION = 0.6
 SIM_BATCH = 64
 """Device batch size under the CUDA simulator (it runs one Python thread per lane)."""
 MAX_DEVICE_BATCH = 1 << 24
-
-
-def _free_bytes() -> int:
-    if config.ENABLE_CUDASIM:
-        return 1 << 30
-    free, _total = cuda.current_context().get_memory_info()
-    return int(free)
 
 
 def _lane_bytes(m_max: int, n_max: int, k: int, with_cigar: bool) -> int:
@@ -45,7 +39,7 @@ def _lane_bytes(m_max: int, n_max: int, k: int, with_cigar: bool) -> int:
 def device_batches(m: np.ndarray, n: np.ndarray, k: int, with_cigar: bool, slots: int = 1,
                    max_pairs: int | None = None) -> list[tuple[int, int]]:
     """Split a length-sorted batch so each piece's buffers (``slots`` at once) fit in device memory."""
-    budget = _free_bytes() * MEMORY_FRACTION / slots
+    budget = free_device_bytes() * MEMORY_FRACTION / slots
     cap = SIM_BATCH if config.ENABLE_CUDASIM else min(max_pairs or MAX_DEVICE_BATCH, MAX_DEVICE_BATCH)
     bounds = []
     lo = 0

@@ -11,13 +11,21 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from numba import cuda
+from numba import config, cuda
 
 GROWTH = 1.25
 """Headroom when a buffer must grow, so that slowly rising needs do not reallocate every chunk."""
 
 _PINNED: dict[tuple, np.ndarray] = {}
 _LOCK = threading.Lock()
+
+
+def free_device_bytes() -> int:
+    """Free memory of the current device (a fixed 1 GiB under the CUDA simulator)."""
+    if config.ENABLE_CUDASIM:
+        return 1 << 30
+    free, _total = cuda.current_context().get_memory_info()
+    return int(free)
 
 
 def pinned(key: tuple, size: int, dtype) -> np.ndarray:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import config, cuda
 
-from . import host_copy
+from . import cuda_buffers, host_copy
 
 STAGES = 3
 """Pinned staging buffers in flight."""
@@ -34,18 +34,7 @@ MAX_SLOTS = 0
 """Cap on the device ring's blocks (0: as many as the free memory allows; tests use 2)."""
 LAST: dict = {}
 
-_PINNED: dict = {}
 _RING: dict = {}
-
-
-def staging(key: int, cells: int, dtype) -> np.ndarray:
-    """A reusable pinned host buffer of at least ``cells`` elements (grown, never shrunk)."""
-    dt = np.dtype(dtype)
-    buf = _PINNED.get((key, dt))
-    if buf is None or buf.shape[0] < cells:
-        buf = cuda.pinned_array(cells, dtype=dt)
-        _PINNED[(key, dt)] = buf
-    return buf
 
 
 def ring(cells: int, dtype):
@@ -60,9 +49,9 @@ def ring(cells: int, dtype):
 
 
 def release() -> None:
-    """Free the cached device ring and pinned staging buffers."""
+    """Free the cached device ring and every cached pinned buffer."""
     _RING.clear()
-    _PINNED.clear()
+    cuda_buffers.release_pinned()
 
 
 @dataclass
@@ -91,7 +80,8 @@ def make_plan(r0: int, r1: int, nc: int, step: int, free_bytes: int, dt: np.dtyp
     if MAX_SLOTS:
         slots = min(slots, max(2, MAX_SLOTS))
     dev = ring(slots * cells, dt)
-    stage = [] if pinned else [staging(k, cells, dt) for k in range(min(STAGES, len(blocks)))]
+    stage = [] if pinned else [cuda_buffers.pinned(("cuda_dense", k), cells, dt)
+                          for k in range(min(STAGES, len(blocks)))]
     return Plan(blocks, nc, slots, cells, dev, stage)
 
 

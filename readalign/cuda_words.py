@@ -18,6 +18,7 @@ import numpy as np
 from numba import config, cuda, njit
 
 from . import cuda_dense
+from .cuda_buffers import free_device_bytes
 from .encoding import Packed
 from .kernels import cuda_words as kcw
 from .kernels.words import WORD_BITS
@@ -109,18 +110,11 @@ def device_lists(codes) -> DeviceLists:
     return dev
 
 
-def _free_bytes() -> int:
-    if config.ENABLE_CUDASIM:
-        return 1 << 30
-    free, _total = cuda.current_context().get_memory_info()
-    return int(free)
-
-
 def block_rows(nrows: int, nc: int, itemsize: int) -> int:
     """Rows per device block: about :data:`BLOCK_BYTES`, within free device memory."""
     if config.ENABLE_CUDASIM:
         return SIM_BLOCK_ROWS
-    budget = min(BLOCK_BYTES, int(_free_bytes() * MEMORY_FRACTION) // 2)
+    budget = min(BLOCK_BYTES, int(free_device_bytes() * MEMORY_FRACTION) // 2)
     rows = max(1, budget // max(nc * itemsize, 1))
     return int(min(rows, nrows, MAX_BLOCK_ROWS))
 
@@ -152,7 +146,7 @@ def dense_gpu(dev: DeviceLists, r0: int, r1: int, max_distance: int, dtype) -> n
     def launch(a: int, b: int, out, stream) -> None:
         _launch(dev, a, b, max_distance, out, stream)
 
-    free = int(_free_bytes() * MEMORY_FRACTION)
+    free = int(free_device_bytes() * MEMORY_FRACTION)
     return cuda_dense.dense_blocks(launch, r0, r1, nc, step, free, dt, pinned)
 
 
