@@ -141,7 +141,9 @@ def time_kernels(reads, windows, infix: bool, cigar: bool, k: int = 8, vote: boo
     lo, hi = cuda_backend.device_batches(m, n, k, cigar)[0]
     count = hi - lo
     stream = cuda.default_stream()
-    dev = cuda_backend._upload(q, t, idx[lo:hi], stream)
+    dev = {name: cuda.to_device(arr, stream=stream) for name, arr in
+           (("q", q.data), ("qo", q.offsets), ("t", t.data), ("to", t.offsets),
+            ("order", idx[lo:hi]))}
     seqs = (dev["q"], dev["qo"], dev["t"], dev["to"], dev["order"])
     rows, cols = boundary_elements(int(m[lo:hi].max()), int(n[lo:hi].max()), k)
     rbuf = cuda.device_array(rows * count if cigar else 1, BOUNDARY_DTYPE)

@@ -2,8 +2,7 @@
 
 A host batch (length-sorted) is cut into chunks sized from free device memory
 and run as a pipeline over ``SLOTS`` CUDA streams with pinned staging buffers
-(:mod:`.gpu_pipeline`). :func:`device_batches` and :func:`_upload` remain for
-the kernel-only benchmark.
+(:mod:`.gpu_pipeline`).
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-from numba import config, cuda
+from numba import config
 
 from .cuda_buffers import free_device_bytes
 from .encoding import Packed
@@ -54,12 +53,6 @@ def device_batches(m: np.ndarray, n: np.ndarray, k: int, with_cigar: bool, slots
         bounds.append((lo, hi))
         lo = hi
     return bounds
-
-
-def _upload(q: Packed, t: Packed, idx: np.ndarray, stream) -> dict:
-    """Copy the packed sequences and the length-sorted pair order to the device once."""
-    return {name: cuda.to_device(arr, stream=stream) for name, arr in
-            (("q", q.data), ("qo", q.offsets), ("t", t.data), ("to", t.offsets), ("order", idx))}
 
 
 def align_batch(q: Packed, t: Packed, idx: np.ndarray, job, k: int,
