@@ -123,6 +123,26 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS,
         return max_dist >= 0 and score - left > max_dist
 
     @device_jit
+    def shortcut(m, n, max_dist):
+        """The distance when no scan is needed (an empty side, or lengths too far apart), else -1."""
+        if m == 0 or n == 0:
+            return clip(m + n, max_dist)
+        if hopeless(m, n, max_dist):
+            return max_dist + 1
+        return -1
+
+    @device_jit
+    def start(m):
+        """Initial state of a bit-parallel scan for a pattern of m symbols: (hb, pv, mv, score)."""
+        return U(ONE << U(m - 1)), ALL, ZERO, m
+
+    @device_jit
+    def advance(eq, pv, mv, hb, score):
+        """One text symbol with match mask ``eq``: new (pv, mv, score)."""
+        pv, mv, d = step(eq, pv, mv, hb)
+        return pv, mv, score + d
+
+    @device_jit
     def peq_set(peq, pb, p, ob, m):
         """OR the pattern's bit k into ``peq[pb + p[k]]`` for every k (table mode)."""
         for k in range(m):
@@ -138,17 +158,12 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS,
     @device_jit
     def myers_table(peq, pb, m, t, tb, n, max_dist):
         """Distance of a pattern (in ``peq``, m <= 64 symbols) to ``t[tb:tb+n]``."""
-        if m == 0 or n == 0:
-            return clip(m + n, max_dist)
-        if hopeless(m, n, max_dist):
-            return max_dist + 1
-        hb = U(ONE << U(m - 1))
-        pv = ALL
-        mv = ZERO
-        score = m
+        s = shortcut(m, n, max_dist)
+        if s >= 0:
+            return s
+        hb, pv, mv, score = start(m)
         for j in range(n):
-            pv, mv, d = step(U(peq[pb + t[tb + j]]), pv, mv, hb)
-            score += d
+            pv, mv, score = advance(U(peq[pb + t[tb + j]]), pv, mv, hb, score)
             if give_up(score, n - 1 - j, max_dist):
                 return max_dist + 1
         return score
@@ -191,17 +206,12 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS,
     @device_jit
     def myers_sorted(syms, masks, u, m, t, tb, n, max_dist):
         """As :func:`myers_table`, masks from :func:`peq_sorted`."""
-        if m == 0 or n == 0:
-            return clip(m + n, max_dist)
-        if hopeless(m, n, max_dist):
-            return max_dist + 1
-        hb = U(ONE << U(m - 1))
-        pv = ALL
-        mv = ZERO
-        score = m
+        s = shortcut(m, n, max_dist)
+        if s >= 0:
+            return s
+        hb, pv, mv, score = start(m)
         for j in range(n):
-            pv, mv, d = step(U(lookup_sorted(syms, masks, u, t[tb + j])), pv, mv, hb)
-            score += d
+            pv, mv, score = advance(U(lookup_sorted(syms, masks, u, t[tb + j])), pv, mv, hb, score)
             if give_up(score, n - 1 - j, max_dist):
                 return max_dist + 1
         return score
@@ -209,21 +219,16 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS,
     @device_jit
     def myers_scan(p, ob, m, t, tb, n, max_dist):
         """As :func:`myers_table`, each mask built by comparing with every pattern symbol."""
-        if m == 0 or n == 0:
-            return clip(m + n, max_dist)
-        if hopeless(m, n, max_dist):
-            return max_dist + 1
-        hb = U(ONE << U(m - 1))
-        pv = ALL
-        mv = ZERO
-        score = m
+        s = shortcut(m, n, max_dist)
+        if s >= 0:
+            return s
+        hb, pv, mv, score = start(m)
         for j in range(n):
             c = t[tb + j]
             eq = ZERO
             for k in range(m):
                 eq = U(eq | U(U(p[ob + k] == c) << U(k)))
-            pv, mv, d = step(eq, pv, mv, hb)
-            score += d
+            pv, mv, score = advance(eq, pv, mv, hb, score)
             if give_up(score, n - 1 - j, max_dist):
                 return max_dist + 1
         return score
@@ -235,10 +240,9 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS,
         With a limit, a row is abandoned when every cell plus the length
         difference still to cover exceeds it.
         """
-        if m == 0 or n == 0:
-            return clip(m + n, max_dist)
-        if hopeless(m, n, max_dist):
-            return max_dist + 1
+        s = shortcut(m, n, max_dist)
+        if s >= 0:
+            return s
         for j in range(n + 1):
             row[rb + j] = j
         for i in range(1, m + 1):
@@ -283,18 +287,14 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS,
         """
         if m == 0 or n == 0:
             return clip(m + n, max_dist)
-        hb = U(ONE << U(m - 1))
-        pv = ALL
-        mv = ZERO
-        score = m
+        hb, pv, mv, score = start(m)
         dead = hopeless(m, n, max_dist)
         e = 0
         while not warp_all(dead or e >= n):
             if not dead and e < n:
                 c = t[tb + e * ts]
                 eq = U(peq[pb + c]) if u < 0 else U(lookup_sorted(syms, masks, u, c))
-                pv, mv, d = step(eq, pv, mv, hb)
-                score += d
+                pv, mv, score = advance(eq, pv, mv, hb, score)
                 dead = give_up(score, n - 1 - e, max_dist)
             e += 1
         if dead:
