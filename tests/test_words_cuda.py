@@ -93,6 +93,16 @@ def _random_words(rng, count: int, lo: int, hi: int, alphabet: str) -> list:
     return ["".join(rng.choice(letters, rng.integers(lo, hi + 1))) for _ in range(count)]
 
 
+def _same_on_gpu_and_cpu(q, c, max_distance, sparse: bool = False) -> None:
+    """``cdist`` gives equal results on both backends (each array of the sparse triple)."""
+    got = readalign.cdist(q, c, max_distance=max_distance, sparse=sparse, backend="cuda")
+    want = readalign.cdist(q, c, max_distance=max_distance, sparse=sparse, backend="cpu")
+    if not sparse:
+        got, want = [got], [want]
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.gpu
 @gpu
 @pytest.mark.parametrize("method", ["myers", "dp"])
@@ -104,15 +114,10 @@ def test_gpu_cdist_matches_cpu(method, monkeypatch):
     q = _random_words(rng, 3000, 0, 20, "abcdefgh") + ["x" * 100, "é" * 70]
     c = _random_words(rng, 2900, 0, 20, "abcdefgh") + ["x" * 99, q[5]]
     for md in (None, 2):
-        np.testing.assert_array_equal(readalign.cdist(q, c, max_distance=md, backend="cuda"),
-                                      readalign.cdist(q, c, max_distance=md, backend="cpu"))
-        np.testing.assert_array_equal(readalign.cdist(q, max_distance=md, backend="cuda"),
-                                      readalign.cdist(q, max_distance=md, backend="cpu"))
+        _same_on_gpu_and_cpu(q, c, md)
+        _same_on_gpu_and_cpu(q, None, md)
     for same in (None, c):
-        got = readalign.cdist(q, same, max_distance=2, sparse=True, backend="cuda")
-        want = readalign.cdist(q, same, max_distance=2, sparse=True, backend="cpu")
-        for a, b in zip(got, want, strict=True):
-            np.testing.assert_array_equal(a, b)
+        _same_on_gpu_and_cpu(q, same, 2, sparse=True)
 
 
 @pytest.mark.gpu
@@ -124,9 +129,7 @@ def test_gpu_cdist_short_and_mixed_rows():
     mixed = _random_words(rng, 1800, 0, 70, "abcdefghijklmnopqrstuvwxyz") + ["b" * 33]
     for q, c in ((short, mixed), (mixed, short), (short, None)):
         for md in (None, 2):
-            np.testing.assert_array_equal(
-                readalign.cdist(q, c, max_distance=md, backend="cuda"),
-                readalign.cdist(q, c, max_distance=md, backend="cpu"))
+            _same_on_gpu_and_cpu(q, c, md)
 
 
 @pytest.mark.gpu

@@ -24,14 +24,21 @@ peq_set = NS.peq_set
 myers_table = NS.myers_table
 
 
-@cuda.jit
-def generic_kernel(qd, qo, cd, co, md, sorted_peq, rows, width, out):
+@cuda.jit(device=True)
+def lane_pair(qo, co):
+    """This lane's (query, choice) cell of the all-against-all grid; (-1, -1) past its end."""
     p = cuda.grid(1)
     nc = co.shape[0] - 1
     if p >= (qo.shape[0] - 1) * nc:
+        return p, -1, -1
+    return p, p // nc, p % nc
+
+
+@cuda.jit
+def generic_kernel(qd, qo, cd, co, md, sorted_peq, rows, width, out):
+    p, i, j = lane_pair(qo, co)
+    if i < 0:
         return
-    i = p // nc
-    j = p - i * nc
     syms = cuda.local.array(64, np.int32)
     masks = cuda.local.array(64, np.uint64)
     qb = qo[i]
@@ -42,12 +49,9 @@ def generic_kernel(qd, qo, cd, co, md, sorted_peq, rows, width, out):
 
 @cuda.jit
 def table_kernel(qd, qo, cd, co, md, peq, alphabet, out):
-    p = cuda.grid(1)
-    nc = co.shape[0] - 1
-    if p >= (qo.shape[0] - 1) * nc:
+    p, i, j = lane_pair(qo, co)
+    if i < 0:
         return
-    i = p // nc
-    j = p - i * nc
     qb = qo[i]
     m = qo[i + 1] - qb
     if m > kw.WORD_BITS:
