@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import asdict, dataclass, field
@@ -32,6 +31,7 @@ from .io.reads import ReadBatch, iter_reads
 from .io.reference import Reference
 from .overlap import Consumer, Inline, concurrent_launches_ok, numba_threads, prefetch
 from .pairs import DEFAULT_PAD, Pairs, build_pairs, find_name, match_reads
+from .progress import Progress
 from .result import AlignResult
 from .select import read_bounds, select_best
 
@@ -239,15 +239,8 @@ def opts_rg_id(opts: Options) -> str:
     return rg[1] if rg else ""
 
 
-def _progress(summary: Summary, start: float) -> None:
-    el = time.perf_counter() - start
-    sys.stderr.write(f"\rreadalign: {summary.reads_in:,} reads, {summary.aligned:,} aligned, "
-                     f"{summary.reads_in / max(el, 1e-9):,.0f} reads/s ")
-    sys.stderr.flush()
-
-
 def _write_stage(out: Output, ref: Reference, opts: Options, summary: Summary,
-                 start: float) -> Callable[[Work], None]:
+                 progress: Progress) -> Callable[[Work], None]:
     """The consumer of aligned batches: assemble, then hand to the BGZF writer."""
     st = summary.stage_seconds
 
@@ -258,8 +251,7 @@ def _write_stage(out: Output, ref: Reference, opts: Options, summary: Summary,
         st["assemble"] += t1 - t0
         out.writer.write(buf)
         st["write"] += time.perf_counter() - t1
-        if opts.progress:
-            _progress(summary, start)
+        progress.update(summary.reads_in - progress.done, f" ({summary.aligned:,} aligned)")
 
     return write
 
@@ -282,6 +274,7 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
     """
     start = time.perf_counter()
     summary = Summary()
+    progress = Progress(None, "reads", enabled=opts.progress, prefix="readalign: ")
     rg = parse_rg(opts.rg)
     _check(opts)
     align = aligner or align_packed
@@ -307,7 +300,7 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
         cands = CandidateStream(chunks, opts.candidates, opts.reads)
         st = summary.stage_seconds
         work = _read_stage(iter_reads(opts.reads, opts.batch_size), cands, ref, opts, st)
-        write = _write_stage(out, ref, opts, summary, start)
+        write = _write_stage(out, ref, opts, summary, progress)
         writer = Consumer(write, opts.threads) if concurrent else Inline(write)
         job = _job(opts)
         if concurrent:
@@ -333,8 +326,7 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
         log.removeFilter(quiet)
         numba.set_num_threads(main_threads)
         ref.close()
-        if opts.progress:
-            sys.stderr.write("\n")
+        progress.close()
     summary.seconds = time.perf_counter() - start
     summary.reads_per_second = summary.reads_in / max(summary.seconds, 1e-9)
     summary.stage_seconds = {k: round(v, 4) for k, v in summary.stage_seconds.items()}

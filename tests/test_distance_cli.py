@@ -165,3 +165,18 @@ def test_progress_bar_only_on_a_terminal():
     bar.update(4)
     bar.close()
     assert plain.getvalue() == ""
+
+
+def test_progress_counter_without_total():
+    """A stream of unknown length shows a running count, rate and note, then ends its line."""
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty = Tty()
+    bar = Progress(None, "reads", stream=tty, prefix="readalign: ")
+    bar.update(1500, " (1,200 aligned)")
+    bar.close()
+    text = tty.getvalue()
+    assert text.startswith("\rreadalign: 1,500 reads (1,200 aligned), ") and "reads/s" in text
+    assert text.endswith("\n") and "%" not in text
