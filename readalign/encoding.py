@@ -118,8 +118,11 @@ class GridPacked:
     def data(self) -> np.ndarray:
         """The packed codes (computed on first use)."""
         use = self.table is not None
-        data = hostkernels.pack_rows(self.grid, self.offsets, self.table if use else _DNA, use)
-        return data.astype(np.uint8, copy=False) if use else data
+        data = np.empty(self.offsets[-1] + 1, dtype=self.code_dtype)
+        rows = np.arange(len(self), dtype=np.int64)
+        hostkernels.stage_grid(self.grid, rows, 0, self.offsets, self.table if use else _DNA, use,
+                               data)
+        return data
 
     def __len__(self) -> int:
         return self.offsets.shape[0] - 1

@@ -24,24 +24,6 @@ def fixed_width_lengths(grid):
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def pack_rows(grid, offsets, table, use_table):
-    """Concatenate the rows of ``grid`` (``offsets`` from their lengths), through ``table``."""
-    count = grid.shape[0]
-    out = np.empty(offsets[count] + 1, dtype=grid.dtype)
-    out[offsets[count]] = 0
-    for i in prange(count):
-        base = offsets[i]
-        n = offsets[i + 1] - base
-        if use_table:
-            for j in range(n):
-                out[base + j] = table[grid[i, j] & 255] if grid[i, j] < 256 else table[0]
-        else:
-            for j in range(n):
-                out[base + j] = grid[i, j]
-    return out
-
-
-@njit(parallel=True, nogil=True, cache=True)
 def translate(data, table):
     """``table[data]`` for uint8 data, in parallel."""
     out = np.empty(data.shape[0], dtype=np.uint8)
