@@ -37,4 +37,5 @@ def align_batch(q: Packed, t: Packed, idx: np.ndarray, job, k: int,
                         dist, ref_start, ref_end, n_ops)
     finally:
         numba.set_num_threads(nthreads)
-    return BatchResult(dist, ref_start, ref_end, n_ops, gather_slices(slots, slot_off, n_ops))
+    return BatchResult(dist, ref_start, ref_end, n_ops,
+                       [(0, count, gather_slices(slots, slot_off, n_ops))])

@@ -42,17 +42,18 @@ class Job:
 
 @dataclass
 class BatchResult:
-    """One batch's results in batch order; ``ops`` holds every pair's CIGAR, concatenated.
+    """One batch's results in batch order.
 
-    A backend may instead give ``ops`` as a list of ``(lo, hi, runs)``: the runs
-    of batch positions ``lo:hi``, concatenated (saves one copy of all runs).
+    ``ops`` is a list of ``(lo, hi, runs)``: the CIGAR runs of batch positions
+    ``lo:hi``, concatenated (a backend working in chunks hands them over as they
+    are, without one more copy of all runs).
     """
 
     dist: np.ndarray
     ref_start: np.ndarray
     ref_end: np.ndarray
     n_ops: np.ndarray
-    ops: np.ndarray
+    ops: list
 
 
 def slot_capacity(m: np.ndarray, n: np.ndarray, max_distance: int) -> np.ndarray:
@@ -82,13 +83,6 @@ def gather_slices(arr: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np
     out_offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=out_offsets[1:])
     return hostkernels.gather(arr, np.asarray(starts, dtype=np.int64), counts, out_offsets)
-
-
-def _op_pieces(idx: np.ndarray, res: BatchResult) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(pair indices, their CIGAR runs) per piece: ``res.ops`` is one array or ``(lo, hi, runs)`` chunks."""
-    if isinstance(res.ops, np.ndarray):
-        return [(idx, res.ops)]
-    return [(idx[lo:hi], chunk_ops) for lo, hi, chunk_ops in res.ops]
 
 
 def _place_ops(pieces: list, n_ops: np.ndarray, offsets: np.ndarray, npairs: int) -> np.ndarray:
@@ -144,7 +138,7 @@ def align_packed(q: Packed, t: Packed, job: Job, backend: str = "auto",
                 hostkernels.scatter_results(idx, res.dist, res.ref_start, res.ref_end, res.n_ops,
                                             dist, ref_start, ref_end, n_ops)
             if job.with_cigar:
-                pieces.extend(_op_pieces(idx, res))
+                pieces.extend((idx[lo:hi], runs) for lo, hi, runs in res.ops)
     with stage("CIGARs to input order", npairs):
         offsets = np.empty(npairs + 1, dtype=np.int64)
         offsets[0] = 0

@@ -203,7 +203,6 @@ def run_pipeline(q, t, idx: np.ndarray, job, k: int) -> BatchResult:
     res = BatchResult(np.empty(count, np.int32), np.empty(count, np.int64),
                       np.empty(count, np.int64), np.empty(count, np.int64), [])
     if not chunks:
-        res.ops = np.zeros(0, np.uint32)
         return res
     order = cuda.to_device(np.arange(max(c.count for c in chunks), dtype=np.int64))
     for i in range(len(chunks) + 2):
