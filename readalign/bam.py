@@ -30,10 +30,6 @@ for _i, _c in enumerate(b"=ACMGRSVTWYHKDBN"):
         NT16[_c + 32] = _i
 NT16[ord("=")] = 15  # '=' in a read means nothing here: store N
 COMP16 = np.array([0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15], dtype=np.uint8)
-CODES = np.full(256, 4, dtype=np.uint8)
-for _i, _c in enumerate(b"ACGT"):
-    CODES[_c] = _i
-    CODES[_c + 32] = _i
 
 FLAG_REVERSE, FLAG_UNMAPPED, FLAG_SECONDARY = 16, 4, 256
 UNMAPPED_BIN = 4680

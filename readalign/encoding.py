@@ -20,10 +20,11 @@ N_CODE = 4
 NO_N = -1
 """``n_code`` for text: every symbol may match."""
 
-_DNA = np.full(256, N_CODE, dtype=np.uint8)
+DNA_CODES = np.full(256, N_CODE, dtype=np.uint8)
+"""Byte to DNA code: A/C/G/T (either case) to 0..3, every other byte to N."""
 for _code, _base in enumerate(b"ACGT"):
-    _DNA[_base] = _code
-    _DNA[_base + 32] = _code
+    DNA_CODES[_base] = _code
+    DNA_CODES[_base + 32] = _code
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,7 @@ class GridPacked:
         use = self.table is not None
         data = np.empty(self.offsets[-1] + 1, dtype=self.code_dtype)
         rows = np.arange(len(self), dtype=np.int64)
-        hostkernels.stage_grid(self.grid, rows, 0, self.offsets, self.table if use else _DNA, use,
+        hostkernels.stage_grid(self.grid, rows, 0, self.offsets, self.table if use else DNA_CODES, use,
                                data)
         return data
 
@@ -144,14 +145,14 @@ def pack_dna(seqs: object, what: str = "sequences", lazy: bool = False) -> Packe
     ``lazy``: a fixed-width ``S``/``U`` array comes back as a :class:`GridPacked`.
     """
     if _is_fixed_width(seqs):
-        return GridPacked(seqs, _DNA) if lazy else _fixed_width(seqs, _DNA)
+        return GridPacked(seqs, DNA_CODES) if lazy else _fixed_width(seqs, DNA_CODES)
     seqs = _as_list(seqs, what)
     kind = _kind(seqs, what)
     if kind is str:
         raw = "".join(seqs).encode("latin-1", errors="replace")
     else:
         raw = b"".join(seqs)
-    flat = hostkernels.translate(np.frombuffer(raw, dtype=np.uint8), _DNA)
+    flat = hostkernels.translate(np.frombuffer(raw, dtype=np.uint8), DNA_CODES)
     return Packed(_with_pad(flat), _lengths(seqs))
 
 

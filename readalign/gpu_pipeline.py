@@ -27,7 +27,7 @@ from numba import cuda
 from . import hostkernels
 from .cuda_backend import THREADS_PER_BLOCK, device_batches
 from .cuda_buffers import DevicePool, pinned
-from .encoding import _DNA, GridPacked
+from .encoding import DNA_CODES, GridPacked
 from .engine import BatchResult
 from .timing import Tally
 
@@ -93,7 +93,7 @@ def _stage_one(src, idx: np.ndarray, c: _Chunk, slot: _Slot, name: str) -> tuple
     raw = _translate_on_device(src)
     if isinstance(src, GridPacked):
         use = src.table is not None and not raw
-        hostkernels.stage_grid(src.grid, idx, c.lo, off, src.table if use else _DNA, use, codes)
+        hostkernels.stage_grid(src.grid, idx, c.lo, off, src.table if use else DNA_CODES, use, codes)
     else:
         hostkernels.stage_flat(src.data, src.offsets, idx, c.lo, off, codes)
     return codes, off, raw
@@ -101,9 +101,9 @@ def _stage_one(src, idx: np.ndarray, c: _Chunk, slot: _Slot, name: str) -> tuple
 
 def _device_table(slot: _Slot):
     """The DNA code table on the device (uploaded once per slot)."""
-    table = slot.dev.get("dna_table", _DNA.shape[0], _DNA.dtype)
+    table = slot.dev.get("dna_table", DNA_CODES.shape[0], DNA_CODES.dtype)
     if not getattr(slot, "table_ready", False):
-        table.copy_to_device(_DNA, stream=slot.stream)
+        table.copy_to_device(DNA_CODES, stream=slot.stream)
         slot.table_ready = True
     return table
 

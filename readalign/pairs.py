@@ -13,15 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from .encoding import N_CODE, Packed
+from .encoding import DNA_CODES, Packed
 
 DEFAULT_PAD = 20
 """Bases added on each side of a candidate window (``--pad``)."""
-
-_CODES = np.full(256, N_CODE, dtype=np.uint8)
-for _i, _b in enumerate(b"ACGT"):
-    _CODES[_b] = _i
-    _CODES[_b + 32] = _i
 
 
 @njit(cache=True, nogil=True)
@@ -142,6 +137,6 @@ def build_pairs(seq: np.ndarray, seq_off: np.ndarray, read: np.ndarray, contig: 
     t = np.empty(int(t_off[-1]) + 1, np.uint8)
     q[-1] = 0
     t[-1] = 0
-    _fill_reads(q, q_off, seq, seq_off, read, strand, _CODES)
-    _fill_windows(t, t_off, ref.flat, ref.offsets, contig, ws, we, _CODES)
+    _fill_reads(q, q_off, seq, seq_off, read, strand, DNA_CODES)
+    _fill_windows(t, t_off, ref.flat, ref.offsets, contig, ws, we, DNA_CODES)
     return Pairs(read, contig, strand, ws, Packed(q, q_off), Packed(t, t_off))

@@ -21,8 +21,8 @@ import numba
 import numpy as np
 
 from . import backends
-from .bam import CODES, COMP16, NT16, Output, header_bytes, header_text, pack_records, parse_rg
-from .encoding import N_CODE, Packed
+from .bam import COMP16, NT16, Output, header_bytes, header_text, pack_records, parse_rg
+from .encoding import DNA_CODES, N_CODE, Packed
 from .engine import Job, align_packed
 from .errors import InputError
 from .io._text import display
@@ -220,7 +220,7 @@ def assemble(work: Work, ref: Reference, opts: Options, summary: Summary) -> np.
         batch.names, batch.name_off, batch.seq, batch.seq_off, qual, batch.qual is not None,
         pairs.q.data, pairs.q.offsets, lo, hi, pairs.contig, pairs.strand,
         pairs.win_start, res.distance, res.ref_start, res.ref_end, res.cigar_ops,
-        res.cigar_offsets, valid, best, second, mapq, opts.secondary, ref.flat, CODES,
+        res.cigar_offsets, valid, best, second, mapq, opts.secondary, ref.flat, DNA_CODES,
         ref.offsets, NT16, COMP16, rg)
     aligned = int((best >= 0).sum())
     summary.reads_in += n

@@ -7,7 +7,8 @@ import gzip
 import numpy as np
 import pytest
 
-from readalign.bam import CODES, COMP16, NT16, _record, pack_records
+from readalign.bam import COMP16, NT16, _record, pack_records
+from readalign.encoding import DNA_CODES
 from readalign.overlap import Consumer, prefetch
 from readalign.select import read_bounds, select_best
 
@@ -57,7 +58,7 @@ def _serial(b, has_qual, secondary, rg, valid, best, second, mapq, lo, hi):
     o = 0
     args = (b["names"], b["name_off"], b["seq"], b["seq_off"], b["qual"], has_qual, b["q"],
             b["q_off"], b["contig"], b["strand"], b["win"], b["dist"], b["ref_start"],
-            b["ref_end"], b["ops"], b["op_off"], b["ref"], CODES, b["contig_off"], NT16,
+            b["ref_end"], b["ops"], b["op_off"], b["ref"], DNA_CODES, b["contig_off"], NT16,
             COMP16, rg)
     for r in range(len(best)):
         if best[r] < 0:
@@ -85,7 +86,7 @@ def test_parallel_packer_matches_serial_layout(secondary, has_qual, rg):
         b["names"], b["name_off"], b["seq"], b["seq_off"], b["qual"], has_qual, b["q"],
         b["q_off"], lo, hi, b["contig"], b["strand"], b["win"], b["dist"], b["ref_start"],
         b["ref_end"], b["ops"], b["op_off"], valid, best, second, mapq, secondary, b["ref"],
-        CODES, b["contig_off"], NT16, COMP16, rga)
+        DNA_CODES, b["contig_off"], NT16, COMP16, rga)
     assert buf.tobytes() == _serial(b, has_qual, secondary, rga, valid, best, second, mapq,
                                     lo, hi)
     expect_sec = int(sum(valid[lo[r]:hi[r]].sum() - 1 for r in range(n) if best[r] >= 0))
