@@ -6,7 +6,7 @@ import numpy as np
 
 from . import backends
 from .encoding import N_CODE, NO_N, pack_dna, pack_text
-from .engine import Job, align_packed
+from .engine import Job, align_packed, align_with, check_counts
 from .result import AlignResult
 from .timing import stage
 
@@ -64,12 +64,12 @@ def edit_distance(a, b, max_distance: int | None = None, backend: str = "auto", 
     """
     md = _check_max_distance(max_distance)
     qa, qb = pack_text(a, "a", lazy=bool(cigar)), pack_text(b, "b", lazy=bool(cigar))
-    if not cigar and backends.resolve(backend) == "cuda":
+    check_counts(qa, qb)
+    name = backends.resolve(backend)
+    if not cigar and name == "cuda":
         from .cuda_words import pairwise_gpu
 
-        if len(qa) != len(qb):
-            raise ValueError(f"got {len(qa)} strings in a but {len(qb)} in b: counts must match")
         return pairwise_gpu(qa, qb, md)
     job = Job(infix=False, max_distance=md, n_code=NO_N, eqx=False, with_cigar=bool(cigar), k=8)
-    res = align_packed(qa, qb, job, backend, threads)
+    res = align_with(qa, qb, job, name, threads)
     return res if cigar else res.distance

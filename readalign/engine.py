@@ -105,12 +105,21 @@ def _runner(name: str):
     return cpu_backend.align_batch
 
 
+def check_counts(q, t) -> None:
+    """Both sides of a pairwise call must hold the same number of sequences."""
+    if len(q) != len(t):
+        raise ValueError(f"got {len(q)} reads/queries but {len(t)} windows/targets: counts must match")
+
+
 def align_packed(q: Packed, t: Packed, job: Job, backend: str = "auto",
                  threads: int | None = None) -> AlignResult:
     """Align pair i = (q[i], t[i]) for every i and return results in input order."""
-    if len(q) != len(t):
-        raise ValueError(f"got {len(q)} reads/queries but {len(t)} windows/targets: counts must match")
-    name = backends.resolve(backend)
+    return align_with(q, t, job, backends.resolve(backend), threads)
+
+
+def align_with(q: Packed, t: Packed, job: Job, name: str, threads: int | None = None) -> AlignResult:
+    """:func:`align_packed` on an already resolved backend (``"cpu"`` or ``"cuda"``)."""
+    check_counts(q, t)
     npairs = len(q)
     m = q.lengths
     n = t.lengths
