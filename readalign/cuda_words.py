@@ -20,6 +20,7 @@ from numba import config, cuda, njit
 from . import cuda_dense
 from .cuda_buffers import free_device_bytes
 from .encoding import Packed
+from .engine import gather_slices
 from .kernels import cuda_words as kcw
 from .kernels.words import WORD_BITS
 
@@ -155,9 +156,8 @@ def _gather(p: Packed, idx: np.ndarray) -> Packed:
     lengths = p.lengths[idx]
     offsets = np.zeros(idx.shape[0] + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    pos = np.repeat(p.offsets[idx] - offsets[:-1], lengths) + np.arange(offsets[-1])
     data = np.zeros(int(offsets[-1]) + 1, dtype=p.data.dtype)
-    data[:-1] = p.data[pos]
+    data[:-1] = gather_slices(p.data, p.offsets[idx], lengths)
     return Packed(data, offsets)
 
 
