@@ -142,6 +142,25 @@ def _kernel_time(queries, choices, md, method: str):
     return cuda_words.dense_kernel_seconds(codes, -1 if md is None else md, dt)
 
 
+def _rapidfuzz_dense(process, scorer, queries, other, md, repeat: int):
+    """rapidfuzz's fastest dense call: (seconds, matrix).
+
+    With ``choices is queries`` rapidfuzz takes a symmetric path that computes
+    half the matrix without its SIMD kernels; a copy of the list takes the SIMD
+    path, which is several times faster. Both are timed and the faster is the peer.
+    """
+    best = None
+    for choices in (other, list(other)):
+        t, m = best_time(lambda choices=choices: process.cdist(
+            queries, choices, scorer=scorer.distance, score_cutoff=md, workers=-1,
+            dtype=np.uint8), repeat)
+        print(f"  rapidfuzz cdist, choices {'is' if choices is other else 'is a copy of'} the "
+              f"list given: {t:.3f} s", flush=True)
+        if best is None or t < best[0]:
+            best = (t, m)
+    return best
+
+
 def words_rows(args, rng) -> list:
     """Measure the all-against-all (or queries x choices) workload; return table rows."""
     from rapidfuzz import process
@@ -159,9 +178,7 @@ def words_rows(args, rng) -> list:
     cutoffs = [None] + ([args.max_distance] if args.max_distance is not None else [])
     for md in cutoffs:
         label = f"words {shape} dense" + ("" if md is None else f" max_distance={md}")
-        rf_t, rf = best_time(lambda md=md: process.cdist(
-            queries, other, scorer=Levenshtein.distance, score_cutoff=md, workers=-1,
-            dtype=np.uint8), args.repeat)
+        rf_t, rf = _rapidfuzz_dense(process, Levenshtein, queries, other, md, args.repeat)
         for method in _methods(args):
             def dense(md=md, method=method, rf=rf, rf_t=rf_t, label=label):
                 _set_method(method, args.result_memory)
@@ -289,6 +306,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="GPU per-pair method: bit-parallel, register DP, or both")
     p.add_argument("--result-memory", default="staged", choices=("staged", "pinned"),
                    help="GPU dense result: pinned staging + host copy, or a pinned result")
+    p.add_argument("--no-prefault", action="store_true",
+                   help="GPU dense result: let the host copies take the page faults (no pre-pass)")
     p.add_argument("--json", default=None, help="also write the rows to this JSON file")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--seed", type=int, default=6)
@@ -298,6 +317,10 @@ def parse_args(argv=None) -> argparse.Namespace:
 def main(argv=None) -> None:
     args = parse_args(argv)
     rng = np.random.default_rng(args.seed)
+    if args.no_prefault:
+        from readalign import cuda_dense
+
+        cuda_dense.PREFAULT = False
     rows = []
     if args.workload in ("words", "both"):
         _guard(rows, "words", lambda: words_rows(args, rng))

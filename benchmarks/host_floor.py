@@ -1,0 +1,111 @@
+"""Host memory floors: how fast this host can put bytes into fresh and reused memory.
+
+The GPU paths end in host memory (a 2.5 GB word-list matrix, pinned staging
+of alignment inputs), so the host's own rates bound them. Each line times one
+pattern over ``--gb`` gigabytes on ``--threads`` threads (all cores by
+default) and prints GB/s:
+
+- fresh fill: ``np.empty`` then a parallel write (page faults + zeroing + write);
+- reused fill: the same array written again (write bandwidth alone);
+- copy pinned -> fresh: a parallel copy whose writes take the page faults;
+- copy pinned -> reused: the copy alone;
+- read: a parallel sum (read bandwidth).
+
+    python benchmarks/host_floor.py --gb 2.5
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def _fill(buf, parts):
+    step = (buf.shape[0] + parts - 1) // parts
+    for p in prange(parts):
+        buf[p * step:min((p + 1) * step, buf.shape[0])] = 1
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def _copy(src, dst, parts):
+    step = (src.shape[0] + parts - 1) // parts
+    for p in prange(parts):
+        lo = p * step
+        hi = min(lo + step, src.shape[0])
+        dst[lo:hi] = src[lo:hi]
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def _read(buf, parts):
+    step = (buf.shape[0] + parts - 1) // parts
+    total = 0
+    for p in prange(parts):
+        s = 0
+        for x in range(p * step, min((p + 1) * step, buf.shape[0]), 64):
+            s += buf[x]
+        total += s
+    return total
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def _thp() -> str:
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as fh:
+            return fh.read().strip()
+    except OSError:
+        return "unknown"
+
+
+def main() -> None:
+    """Print the host's fill, copy and read rates."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--gb", type=float, default=2.5, help="bytes per pattern, in GB (default 2.5)")
+    ap.add_argument("--threads", type=int, default=0, help="threads (default: numba's, all cores)")
+    ap.add_argument("--pinned", action="store_true", help="source of the copies in page-locked memory")
+    args = ap.parse_args()
+    import numba
+
+    if args.threads:
+        numba.set_num_threads(args.threads)
+    parts = numba.get_num_threads() * 4
+    size = int(args.gb * 1e9)
+    small = np.empty(1 << 20, np.uint8)
+    _fill(small, parts)
+    _copy(small, small.copy(), parts)
+    _read(small, parts)
+    print(f"threads {numba.get_num_threads()}, {args.gb} GB, transparent hugepages: {_thp()}")
+    if args.pinned:
+        from numba import cuda
+
+        t = _timed(lambda: cuda.pinned_array(size, np.uint8))
+        print(f"pinned allocation: {t:.3f} s ({args.gb / t:.1f} GB/s)")
+        src = cuda.pinned_array(size, np.uint8)
+    else:
+        src = np.empty(size, np.uint8)
+    _fill(src, parts)
+    rows = []
+    for label, fn in (
+        ("fresh fill", lambda: _fill(np.empty(size, np.uint8), parts)),
+        ("copy src -> fresh", lambda: _copy(src, np.empty(size, np.uint8), parts)),
+    ):
+        rows.append((label, min(_timed(fn) for _ in range(3))))
+    dst = np.empty(size, np.uint8)
+    _fill(dst, parts)
+    rows.append(("reused fill", min(_timed(lambda: _fill(dst, parts)) for _ in range(3))))
+    rows.append(("copy src -> reused", min(_timed(lambda: _copy(src, dst, parts)) for _ in range(3))))
+    rows.append(("read", min(_timed(lambda: _read(dst, parts)) for _ in range(3))))
+    for label, t in rows:
+        print(f"{label:22s} {t:.3f} s  {args.gb / t:6.1f} GB/s")
+
+
+if __name__ == "__main__":
+    main()
