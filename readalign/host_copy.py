@@ -43,8 +43,7 @@ def pool(threads: int) -> ThreadPoolExecutor:
 @njit(nogil=True, cache=True)
 def copy_span(src, dst, lo, hi, dst_lo):
     """``dst[dst_lo + x - lo] = src[x]`` for ``lo <= x < hi`` (bytes)."""
-    for x in range(lo, hi):
-        dst[dst_lo + x - lo] = src[x]
+    dst[dst_lo:dst_lo + hi - lo] = src[lo:hi]
 
 
 @njit(nogil=True, cache=True)

@@ -2,6 +2,8 @@
 
 Packing and gathering millions of sequences with numpy temporaries costs
 seconds; these loops run in parallel over sequences with no temporaries.
+Per-sequence copies are slice assignments: numba lowers those to vectorised
+copies, where an element loop over a 2-D row runs about 5x slower.
 """
 
 from __future__ import annotations
@@ -39,8 +41,7 @@ def gather(arr, starts, counts, out_offsets):
     for i in prange(starts.shape[0]):
         s = starts[i]
         o = out_offsets[i]
-        for j in range(counts[i]):
-            out[o + j] = arr[s + j]
+        out[o:o + counts[i]] = arr[s:s + counts[i]]
     return out
 
 
@@ -54,8 +55,7 @@ def scatter(src, counts, dest_starts, dest):
     for i in prange(n):
         s = src_offsets[i]
         d = dest_starts[i]
-        for j in range(counts[i]):
-            dest[d + j] = src[s + j]
+        dest[d:d + counts[i]] = src[s:s + counts[i]]
 
 
 @njit(cache=True, nogil=True)
@@ -109,8 +109,7 @@ def stage_grid(grid, idx, lo, dst_off, table, use_table, dst):
                 else:
                     dst[base + j] = table[0]
         else:
-            for j in range(dst_off[i + 1] - base):
-                dst[base + j] = grid[row, j]
+            dst[base:dst_off[i + 1]] = grid[row, :dst_off[i + 1] - base]
     dst[dst_off[count]] = 0
 
 
@@ -121,8 +120,7 @@ def stage_flat(data, offsets, idx, lo, dst_off, dst):
     for i in prange(count):
         src = offsets[idx[lo + i]]
         base = dst_off[i]
-        for j in range(dst_off[i + 1] - base):
-            dst[base + j] = data[src + j]
+        dst[base:dst_off[i + 1]] = data[src:src + dst_off[i + 1] - base]
     dst[dst_off[count]] = 0
 
 
