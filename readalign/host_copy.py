@@ -16,6 +16,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
+from .hostkernels import copy_run
+
 PAGE = 4096
 MIN_SLICE = 1 << 20
 """Smallest share of one task, in bytes."""
@@ -43,7 +45,7 @@ def pool(threads: int) -> ThreadPoolExecutor:
 @njit(nogil=True, cache=True)
 def copy_span(src, dst, lo, hi, dst_lo):
     """``dst[dst_lo + x - lo] = src[x]`` for ``lo <= x < hi`` (bytes)."""
-    dst[dst_lo:dst_lo + hi - lo] = src[lo:hi]
+    copy_run(dst[dst_lo:dst_lo + hi - lo], src[lo:hi])
 
 
 @njit(nogil=True, cache=True)

@@ -2,14 +2,25 @@
 
 Packing and gathering millions of sequences with numpy temporaries costs
 seconds; these loops run in parallel over sequences with no temporaries.
-Per-sequence copies are slice assignments: numba lowers those to vectorised
-copies, where an element loop over a 2-D row runs about 5x slower.
+Per-sequence copies go through :func:`copy_run` on slices.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+
+
+@njit(nogil=True, cache=True)
+def copy_run(dst, src):
+    """``dst[k] = src[k]`` for every k of ``src``.
+
+    A loop over two slices with a non-negative index vectorises (7-15 GB/s per
+    core here); numba's slice assignment runs at about 2.5 GB/s and a loop that
+    indexes a 2-D row or adds offsets to the index at about 1-2 GB/s.
+    """
+    for k in range(src.shape[0]):
+        dst[k] = src[k]
 
 
 @njit(parallel=True, nogil=True, cache=True)
@@ -41,7 +52,7 @@ def gather(arr, starts, counts, out_offsets):
     for i in prange(starts.shape[0]):
         s = starts[i]
         o = out_offsets[i]
-        out[o:o + counts[i]] = arr[s:s + counts[i]]
+        copy_run(out[o:o + counts[i]], arr[s:s + counts[i]])
     return out
 
 
@@ -55,7 +66,7 @@ def scatter(src, counts, dest_starts, dest):
     for i in prange(n):
         s = src_offsets[i]
         d = dest_starts[i]
-        dest[d:d + counts[i]] = src[s:s + counts[i]]
+        copy_run(dest[d:d + counts[i]], src[s:s + counts[i]])
 
 
 @njit(cache=True, nogil=True)
@@ -109,7 +120,7 @@ def stage_grid(grid, idx, lo, dst_off, table, use_table, dst):
                 else:
                     dst[base + j] = table[0]
         else:
-            dst[base:dst_off[i + 1]] = grid[row, :dst_off[i + 1] - base]
+            copy_run(dst[base:dst_off[i + 1]], grid[row, :dst_off[i + 1] - base])
     dst[dst_off[count]] = 0
 
 
@@ -120,7 +131,7 @@ def stage_flat(data, offsets, idx, lo, dst_off, dst):
     for i in prange(count):
         src = offsets[idx[lo + i]]
         base = dst_off[i]
-        dst[base:dst_off[i + 1]] = data[src:src + dst_off[i + 1] - base]
+        copy_run(dst[base:dst_off[i + 1]], data[src:src + dst_off[i + 1] - base])
     dst[dst_off[count]] = 0
 
 
