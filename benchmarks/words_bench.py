@@ -306,8 +306,6 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="GPU per-pair method: bit-parallel, register DP, or both")
     p.add_argument("--result-memory", default="staged", choices=("staged", "pinned"),
                    help="GPU dense result: pinned staging + host copy, or a pinned result")
-    p.add_argument("--no-prefault", action="store_true",
-                   help="GPU dense result: let the host copies take the page faults (no pre-pass)")
     p.add_argument("--json", default=None, help="also write the rows to this JSON file")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--seed", type=int, default=6)
@@ -317,10 +315,6 @@ def parse_args(argv=None) -> argparse.Namespace:
 def main(argv=None) -> None:
     args = parse_args(argv)
     rng = np.random.default_rng(args.seed)
-    if args.no_prefault:
-        from readalign import cuda_dense
-
-        cuda_dense.PREFAULT = False
     rows = []
     if args.workload in ("words", "both"):
         _guard(rows, "words", lambda: words_rows(args, rng))

@@ -5,8 +5,9 @@ after block into a ring of device buffers (the whole result when device
 memory allows, so the kernels never wait for the host). The *copy* stream
 moves block k to pinned staging buffer ``k % S`` as soon as it is computed
 and that buffer is free. The host's worker threads (:mod:`.host_copy`)
-move each staged block into the result, after pre-faulting the result's
-pages while the first blocks compute. With ``pinned=True`` the result itself
+move each staged block into the result; the copies themselves take the
+fresh result's page faults, spread over every core (a separate pre-faulting
+pass measured slower: one more pass over the memory). With ``pinned=True`` the result itself
 is page-locked and blocks are copied straight into it (no staging).
 
 :data:`LAST` keeps the breakdown of the last call (seconds): ``kernel`` (sum
@@ -28,8 +29,6 @@ from . import cuda_buffers, host_copy
 
 STAGES = 3
 """Pinned staging buffers in flight."""
-PREFAULT = True
-"""Fault the result's pages in on the worker threads before the copies reach them."""
 MAX_SLOTS = 0
 """Cap on the device ring's blocks (0: as many as the free memory allows; tests use 2)."""
 LAST: dict = {}
@@ -168,8 +167,6 @@ class Pipeline:
 
     def run(self) -> None:
         """The whole call: every block computed, copied and placed."""
-        if self.placer is not None and PREFAULT:
-            self.placer.prefault()
         for k in range(len(self.plan.blocks)):
             self.pump()
             self.place(k)

@@ -1,13 +1,11 @@
-"""Host placement of device results: parallel copies and page pre-faulting on a thread pool.
+"""Host placement of device results: parallel copies on a thread pool.
 
 The work runs in ``nogil`` numba functions on plain Python threads, so it
 overlaps with the caller (which keeps feeding the GPU) and never enters a
-numba parallel region from two threads at once. A fresh result array costs
-one page fault per 4 KiB page on first touch (about 0.1-0.2 s for 2.5 GB on
-one core); :meth:`Placer.prefault` takes those faults on every core ahead
-of the copies.
+numba parallel region from two threads at once. The copies into a fresh
+result take its page faults on every core at once; spans are page-aligned
+so no two threads fault the same page.
 """
-
 from __future__ import annotations
 
 import os
@@ -48,13 +46,6 @@ def copy_span(src, dst, lo, hi, dst_lo):
     copy_run(dst[dst_lo:dst_lo + hi - lo], src[lo:hi])
 
 
-@njit(nogil=True, cache=True)
-def touch_span(buf, lo, hi, step):
-    """Write a zero into every ``step``-th byte of ``buf[lo:hi]`` (faults the pages in)."""
-    for x in range(lo, hi, step):
-        buf[x] = 0
-
-
 def spans(lo: int, hi: int, parts: int) -> list[tuple[int, int]]:
     """``[lo, hi)`` cut into at most ``parts`` page-aligned spans of at least :data:`MIN_SLICE`."""
     size = hi - lo
@@ -73,12 +64,6 @@ class Placer:
         self.dst = result.reshape(-1).view(np.uint8)
         self.threads = threads or host_threads()
         self.pool = pool(self.threads)
-
-    def prefault(self, lo: int = 0, hi: int | None = None) -> list[Future]:
-        """Fault in the result's pages ``[lo, hi)`` (bytes) on every worker."""
-        hi = self.dst.shape[0] if hi is None else hi
-        return [self.pool.submit(touch_span, self.dst, a, b, PAGE)
-                for a, b in spans(lo, hi, self.threads)]
 
     def copy(self, src: np.ndarray, dst_lo: int) -> list[Future]:
         """Copy the bytes of ``src`` to the result from byte ``dst_lo``; futures of the parts."""

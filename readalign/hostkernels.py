@@ -158,13 +158,11 @@ def scatter_results(idx, dist, ref_start, ref_end, n_ops, out_dist, out_start, o
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def is_identity(idx, count):
-    """True when ``idx`` is ``0, 1, ..., count-1``."""
-    if idx.shape[0] != count:
-        return False
+def is_range(idx, start):
+    """True when ``idx`` is ``start, start+1, ..., start+len(idx)-1``."""
     bad = 0
-    for i in prange(count):
-        if idx[i] != i:
+    for i in prange(idx.shape[0]):
+        if idx[i] != start + i:
             bad += 1
     return bad == 0
 

@@ -206,3 +206,44 @@ def test_invalid_inputs():
         readalign.align(["A", 3], ["A", "C"])
     with pytest.raises(TypeError, match="single str"):
         readalign.align("ACGT", "ACGT")
+
+
+def test_length_order_keeps_narrow_batches_and_sorts_wide_ones():
+    from readalign.engine import length_order
+
+    rng = np.random.default_rng(3)
+    m = np.full(1000, 150, np.int64)
+    n = rng.integers(165, 176, 1000)
+    assert np.array_equal(length_order(m, n), np.arange(1000))
+    m_wide = rng.integers(30, 151, 1000)
+    order = length_order(m_wide, n)
+    keys = m_wide[order] * 1000 + n[order]
+    assert sorted(order.tolist()) == list(range(1000))
+    assert np.all(np.diff(keys) >= 0)
+
+
+def test_narrow_batch_in_input_order_matches_oracle():
+    """Fixed-length reads skip the sort; results and CIGARs still land on their pairs."""
+    rng = random.Random(11)
+    reads = ["".join(rng.choice("ACGT") for _ in range(60)) for _ in range(300)]
+    windows = [r[: rng.randint(0, 1)] + "".join(rng.choice("ACGT") for _ in range(rng.randint(0, 1)))
+               + r[rng.randint(0, 1):] for r in reads]
+    windows[5] = reads[5][::-1]
+    from readalign.engine import narrow_lengths
+
+    assert narrow_lengths(np.array([len(r) for r in reads]), np.array([len(w) for w in windows]))
+    res = readalign.align(reads, windows, backend="cpu")
+    for i, (q, t) in enumerate(zip(reads, windows)):
+        check_alignment(res, i, q, t, "infix")
+
+
+def test_in_order_pieces_are_concatenated():
+    from readalign.engine import _place_ops
+
+    runs = [np.array([1, 2], np.uint32), np.array([3], np.uint32), np.array([4, 5, 6], np.uint32)]
+    n_ops = np.array([2, 1, 3], np.int64)
+    offsets = np.array([0, 2, 3, 6], np.int64)
+    in_order = [(np.array([0]), runs[0]), (np.array([1, 2]), np.concatenate(runs[1:]))]
+    assert _place_ops(in_order, n_ops, offsets, 3).tolist() == [1, 2, 3, 4, 5, 6]
+    swapped = [(np.array([2]), runs[2]), (np.array([0, 1]), np.concatenate(runs[:2]))]
+    assert _place_ops(swapped, n_ops, offsets, 3).tolist() == [1, 2, 3, 4, 5, 6]
