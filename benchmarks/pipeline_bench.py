@@ -98,6 +98,9 @@ def parse_args() -> argparse.Namespace:
                     help="replace the kernel by an ungapped stand-in: times every other stage")
     ap.add_argument("--json", default=None, help="also write the results here")
     ap.add_argument("--dir", default=None, help="work directory (default: a temporary one)")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="timed runs in this process; the table shows the last (default 1)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="debug log of the engine's stages")
     return ap.parse_args()
 
 
@@ -174,7 +177,14 @@ def main() -> None:
         t = time.perf_counter()
         ref, reads, paf, npairs = simulate(d, args.reads, args.genome, 1)
         sim_s = time.perf_counter() - t
-        s, wall, size = run_once(args, d, ref, reads, paf)
+        if args.verbose:
+            import logging
+
+            logging.basicConfig(level=logging.DEBUG, format="%(message)s")
+            logging.getLogger("numba").setLevel(logging.WARNING)
+        for i in range(args.runs):
+            s, wall, size = run_once(args, d, ref, reads, paf)
+            print(f"run {i + 1}: {wall:.2f} s, {args.reads / wall:,.0f} reads/s", flush=True)
     result = report(args, s, wall, size, npairs, sim_s)
     if args.json:
         with open(args.json, "w") as fh:
