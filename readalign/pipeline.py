@@ -3,10 +3,12 @@
 Reads are taken in batches; the candidates of those reads (grouped by read,
 in the order of the reads file) are matched to them as both files stream.
 Each batch is built into pairs, aligned in one engine call, reduced to the
-best candidate per read and packed into BAM records. Three stages overlap:
-a reader thread parses the next batch and builds its pairs, the calling
-thread runs the kernel, and a writer thread assembles and compresses the
-previous batch; each stage's compiled loops run on every core.
+best candidate per read and packed into BAM records. Every stage has a
+thread of its own, so five batches can be in flight: candidates and reads
+are parsed ahead, pairs are built for the next batch, the calling thread
+runs the kernel, and the previous batches are assembled into records and
+compressed (htslib's thread pool); each stage's compiled loops run on
+every core.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import logging
 import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numba
 import numpy as np
@@ -182,9 +185,9 @@ def _no_candidates() -> CandidateChunk:
                           np.zeros(0, np.int64))
 
 
-def _read_stage(batches: Iterator[ReadBatch], cands: CandidateStream, ref: Reference,
-                opts: Options, st: dict[str, float]) -> Iterator[Work]:
-    """Parse batches, match their candidates and build the pairs (stages read, pairs)."""
+def _read_stage(batches: Iterator[ReadBatch], cands: CandidateStream,
+                st: dict[str, float]) -> Iterator[tuple[ReadBatch, CandidateChunk, np.ndarray]]:
+    """Parse batches and match their candidates (stage read)."""
     while True:
         t0 = time.perf_counter()
         batch = next(batches, None)
@@ -192,12 +195,18 @@ def _read_stage(batches: Iterator[ReadBatch], cands: CandidateStream, ref: Refer
             cands.finish()
             return
         chunk, read_idx = cands.take(batch)
-        chunk = chunk if chunk is not None else _no_candidates()
-        t1 = time.perf_counter()
-        st["read"] += t1 - t0
+        st["read"] += time.perf_counter() - t0
+        yield batch, chunk if chunk is not None else _no_candidates(), read_idx
+
+
+def _pairs_stage(items: Iterator[tuple[ReadBatch, CandidateChunk, np.ndarray]], ref: Reference,
+                 opts: Options, st: dict[str, float]) -> Iterator[Work]:
+    """Build each batch's oriented reads and padded windows (stage pairs)."""
+    for batch, chunk, read_idx in items:
+        t0 = time.perf_counter()
         pairs = build_pairs(batch.seq, batch.seq_off, read_idx, chunk.contig, chunk.start,
                             chunk.end, chunk.strand, ref, opts.pad)
-        st["pairs"] += time.perf_counter() - t1
+        st["pairs"] += time.perf_counter() - t0
         yield Work(batch, pairs)
 
 
@@ -239,19 +248,28 @@ def opts_rg_id(opts: Options) -> str:
     return rg[1] if rg else ""
 
 
-def _write_stage(out: Output, ref: Reference, opts: Options, summary: Summary,
-                 progress: Progress) -> Callable[[Work], None]:
-    """The consumer of aligned batches: assemble, then hand to the BGZF writer."""
+def _assemble_stage(writer: Consumer | Inline, ref: Reference, opts: Options, summary: Summary,
+                    progress: Progress) -> Callable[[Work], None]:
+    """The consumer of aligned batches: assemble records, hand them to the BGZF writer."""
     st = summary.stage_seconds
 
-    def write(work: Work) -> None:
+    def assemble_batch(work: Work) -> None:
         t0 = time.perf_counter()
         buf = assemble(work, ref, opts, summary)
-        t1 = time.perf_counter()
-        st["assemble"] += t1 - t0
-        out.writer.write(buf)
-        st["write"] += time.perf_counter() - t1
+        st["assemble"] += time.perf_counter() - t0
+        writer.put(buf)
         progress.update(summary.reads_in - progress.done, f" ({summary.aligned:,} aligned)")
+
+    return assemble_batch
+
+
+def _write_stage(out: Output, st: dict[str, float]) -> Callable[[np.ndarray], None]:
+    """The consumer of record buffers: htslib compresses them on its thread pool (stage write)."""
+
+    def write(buf: np.ndarray) -> None:
+        t0 = time.perf_counter()
+        out.writer.write(buf)
+        st["write"] += time.perf_counter() - t0
 
     return write
 
@@ -268,8 +286,8 @@ def _check(opts: Options) -> None:
 def run(opts: Options, aligner: Aligner | None = None) -> Summary:
     """Run the whole pipeline; the output appears only if everything succeeded.
 
-    Reading (and pair building) of the next batch, alignment of the current
-    one and assembly + compression of the previous one run concurrently.
+    Reading, pair building, alignment, assembly and compression run
+    concurrently, each on its own batch (see the module docstring).
     ``aligner`` replaces the kernel stage (benchmarks time the rest with a stand-in).
     """
     start = time.perf_counter()
@@ -287,42 +305,53 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
     quiet = _QuietBackendLog()
     log.addFilter(quiet)
     out = Output(opts.output, opts.sam, opts.sort, opts.threads, opts.compression_level)
-    writer: Consumer | Inline | None = None
-    read_feed: Generator | None = None
-    cand_feed: Generator | None = None
+    consumers: list[Consumer | Inline] = []
+    feeds: list[Generator] = []  # background producers, each consuming the one after it
     try:
         text = header_text(ref.names, ref.lengths, opts.version, opts.command_line,
                            rg[0] if rg else None)
         out.writer.write(header_bytes(text, ref.names, ref.lengths))
         chunks = iter_candidates(opts.candidates, ref, opts.candidates_format)
-        if concurrent:  # candidates parse in a thread of their own, beside the reads
-            chunks = cand_feed = prefetch(chunks, opts.threads, depth=_CAND_DEPTH)
-        cands = CandidateStream(chunks, opts.candidates, opts.reads)
         st = summary.stage_seconds
-        work = _read_stage(iter_reads(opts.reads, opts.batch_size), cands, ref, opts, st)
-        write = _write_stage(out, ref, opts, summary, progress)
-        writer = Consumer(write, opts.threads) if concurrent else Inline(write)
+
+        def ahead(items: Iterator, depth: int = 1) -> Iterator:
+            """``items`` produced in a thread of their own when stages may overlap."""
+            if not concurrent:
+                return items
+            feed = prefetch(items, opts.threads, depth=depth)
+            feeds.insert(0, feed)
+            return feed
+
+        def behind(fn: Callable[[Any], None], depth: int) -> Consumer | Inline:
+            """``fn`` applied in order in a thread of its own when stages may overlap."""
+            consumer = Consumer(fn, opts.threads, depth) if concurrent else Inline(fn)
+            consumers.append(consumer)
+            return consumer
+
+        cands = CandidateStream(ahead(chunks, _CAND_DEPTH), opts.candidates, opts.reads)
+        reads = ahead(_read_stage(iter_reads(opts.reads, opts.batch_size), cands, st))
+        work = ahead(_pairs_stage(reads, ref, opts, st))
+        writer = behind(_write_stage(out, st), depth=1)
+        assembler = behind(_assemble_stage(writer, ref, opts, summary, progress), depth=1)
         job = _job(opts)
-        if concurrent:
-            work = read_feed = prefetch(work, opts.threads)
         for item in work:
             t = time.perf_counter()
             item.res = align(item.pairs.q, item.pairs.t, job, backend, opts.threads)
             st["align"] += time.perf_counter() - t
-            writer.put(item)
-        writer.close()
+            assembler.put(item)
+        for consumer in reversed(consumers):  # the assembler first, then the writer
+            consumer.close()
         t = time.perf_counter()
         out.finish()
         st["write"] += time.perf_counter() - t
     except BaseException:
-        if writer is not None:
-            writer.abort()
+        for consumer in reversed(consumers):
+            consumer.abort()
         out.fail()
         raise
     finally:
-        for feed in (read_feed, cand_feed):  # stop the reader threads (readers first)
-            if feed is not None:
-                feed.close()
+        for feed in feeds:  # stop the producer threads, the last stage's first
+            feed.close()
         log.removeFilter(quiet)
         numba.set_num_threads(main_threads)
         ref.close()
