@@ -91,7 +91,7 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--genome", type=int, default=5_000_000, help="random genome length")
     ap.add_argument("--max-distance", type=int, default=None)
     ap.add_argument("--compression-level", type=int, default=None,
-                    help="BGZF level 0-9 (default: readalign's, i.e. htslib's 6)")
+                    help="BGZF level 0-9 (default: readalign align's default)")
     ap.add_argument("--sort", action="store_true")
     ap.add_argument("--secondary", action="store_true")
     ap.add_argument("--skip-align", action="store_true",
@@ -133,7 +133,9 @@ def warm_up(args: argparse.Namespace, d: str) -> None:
 
 def level_text(level: int | None) -> str:
     """The BGZF level as the table header states it."""
-    return "default (6)" if level is None else str(level)
+    from readalign.pipeline import DEFAULT_COMPRESSION
+
+    return f"default ({DEFAULT_COMPRESSION})" if level is None else str(level)
 
 
 def report(args: argparse.Namespace, s, wall: float, size: int, npairs: int,

@@ -286,17 +286,18 @@ def test_compression_level_same_records(data, unsorted, tmp_path):
     base, _ = unsorted
     want = [r.to_string() for r in records(base)]
     sizes = {}
-    for level in (0, 1, 9):
+    for level in (0, 1, 9, None):
         bam = str(tmp_path / f"l{level}.bam")
+        chosen = [] if level is None else ["--compression-level", str(level)]
         rc = main(["align", "-q", "-r", data["ref"], "--reads", data["reads"], "-c", data["paf"],
                    "-o", bam, "--secondary", "--rg", r"ID:t1\tSM:s1\tPL:ILLUMINA", "--backend",
-                   "cpu", "--threads", "2", "--batch-size", "400", "--compression-level",
-                   str(level)])
+                   "cpu", "--threads", "2", "--batch-size", "400", *chosen])
         assert rc == 0
         _sh([require_tool("samtools"), "quickcheck", "-v", bam])
         assert [r.to_string() for r in records(bam)] == want
         sizes[level] = os.path.getsize(bam)
     assert sizes[0] > sizes[1] > sizes[9]
+    assert sizes[None] == sizes[1]  # the default level is 1
 
 
 def test_compression_level_out_of_range(data, tmp_path):

@@ -54,9 +54,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                    help="threads for parsing, alignment (CPU), record packing and BAM compression")
     p.add_argument("--compression-level", type=int, default=None, metavar="N",
-                   help="BAM (BGZF) compression level 0-9 (default: htslib's, 6). 1 compresses "
-                        "about 3x faster for a file about 5-15%% larger; 0 stores uncompressed "
-                        "BGZF blocks")
+                   help="BAM (BGZF) compression level 0-9 (default: 1, fast, for a BAM that "
+                        "goes on to a sort or merge; 6 is samtools' default: about 7%% smaller, "
+                        "2x the CPU); 0 stores uncompressed BGZF blocks")
     p.add_argument("--backend", choices=BACKENDS, default="auto", help="where the kernel runs")
     p.add_argument("--batch-size", type=int, default=500_000,
                    help="reads per batch; memory is bounded by it")
