@@ -19,10 +19,12 @@ i-2, so ``SLOTS = 3`` sets of buffers and streams rotate.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+import time
+from dataclasses import dataclass, field
 
 import numpy as np
-from numba import cuda
+from numba import config, cuda
 
 from . import hostkernels
 from .cuda_backend import THREADS_PER_BLOCK, device_batches
@@ -30,6 +32,8 @@ from .cuda_buffers import DevicePool, pinned
 from .encoding import DNA_CODES, GridPacked
 from .engine import BatchResult
 from .timing import Tally
+
+log = logging.getLogger("readalign")
 
 SLOTS = 3
 CHUNK_BYTES = 48 << 20
@@ -48,10 +52,48 @@ class _Chunk:
     seqs: tuple = ()
     bufs: tuple = ()
     total_ops: int = 0
+    marks: dict = field(default_factory=dict)
 
     @property
     def count(self) -> int:
         return self.hi - self.lo
+
+
+class _Timeline:
+    """CUDA events at each chunk's GPU steps (only with debug logging): where GPU time goes."""
+
+    STEPS = ("copy in", "forward", "wait", "traceback", "copy back")
+
+    def __init__(self, on: bool) -> None:
+        self.on = on and not config.ENABLE_CUDASIM
+        self.chunks: list[_Chunk] = []
+
+    def mark(self, c: _Chunk, slot: _Slot, name: str) -> None:
+        """Record event ``name`` of chunk ``c`` on its stream."""
+        if self.on:
+            ev = cuda.event()
+            ev.record(slot.stream)
+            c.marks[name] = ev
+            if not self.chunks or self.chunks[-1] is not c:
+                self.chunks.append(c)
+
+    def report(self, wall: float) -> None:
+        """Log the GPU time of each step summed over chunks, and the GPU's first-to-last span."""
+        if not self.on or not self.chunks:
+            return
+        names = ("start", "copied in", "forward done", "traceback start", "traceback done", "end")
+        sums = dict.fromkeys(self.STEPS, 0.0)
+        for c in self.chunks:
+            c.marks["end"].synchronize()
+            marks = [c.marks.get(n) for n in names]
+            for step, a, b in zip(self.STEPS, marks, marks[1:]):
+                if a is not None and b is not None:
+                    sums[step] += cuda.event_elapsed_time(a, b) / 1e3
+        first, last = self.chunks[0].marks["start"], self.chunks[-1].marks["end"]
+        span = cuda.event_elapsed_time(first, last) / 1e3
+        steps = ", ".join(f"{k} {v:.4f}" for k, v in sums.items())
+        log.debug("  gpu timeline: %s (s, summed over chunks; streams overlap); first start to "
+                  "last end %.4f s of %.4f s wall", steps, span, wall)
 
 
 class _Slot:
@@ -114,14 +156,16 @@ def _to_device(slot: _Slot, name: str, host: np.ndarray):
     return dev
 
 
-def _forward(c: _Chunk, slot: _Slot, staged: tuple, order, job, k: int) -> None:
+def _forward(c: _Chunk, slot: _Slot, staged: tuple, order, job, k: int, tl: _Timeline) -> None:
     """Enqueue: copy the chunk in, forward kernel, distances and end columns back."""
     from .kernels.cuda import BOUNDARY_DTYPE, boundary_elements, kernels, translate_codes
 
     forward_kernel = kernels(k)[0]
     (qc, qo, q_raw), (tc, to, t_raw) = staged
+    tl.mark(c, slot, "start")
     c.seqs = (_to_device(slot, "q", qc), _to_device(slot, "qo", qo), _to_device(slot, "t", tc),
               _to_device(slot, "to", to), order[:c.count])
+    tl.mark(c, slot, "copied in")
     for dev, raw in ((c.seqs[0], q_raw), (c.seqs[2], t_raw)):
         if raw:
             translate_codes(dev, _device_table(slot), slot.stream)
@@ -134,21 +178,24 @@ def _forward(c: _Chunk, slot: _Slot, staged: tuple, order, job, k: int) -> None:
     blocks = (c.count + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
     forward_kernel[blocks, THREADS_PER_BLOCK, slot.stream](
         *c.seqs, job.infix, job.max_distance, job.n_code, job.with_cigar, rbuf, cbuf, dist, end)
+    tl.mark(c, slot, "forward done")
     dist.copy_to_host(slot.host("dist", c.count, np.int32), stream=slot.stream)
     end.copy_to_host(slot.host("end", c.count, np.int64), stream=slot.stream)
 
 
-def _traceback(c: _Chunk, slot: _Slot, job, k: int) -> None:
+def _traceback(c: _Chunk, slot: _Slot, job, k: int, tl: _Timeline) -> None:
     """Wait for the distances, size CIGAR slots, enqueue traceback and the copies back."""
     from .kernels.cuda import kernels
 
     slot.stream.synchronize()
     if not job.with_cigar:
+        tl.mark(c, slot, "end")
         return
     traceback_kernel = kernels(k)[1]
     n = c.count
     out_off = slot.host("out_off", n, np.int64)
     c.total_ops = int(hostkernels.cigar_slots(slot.host("dist", n, np.int32), out_off))
+    tl.mark(c, slot, "traceback start")
     d_off = _to_device(slot, "out_off", out_off)
     d_out = slot.dev.get("out", c.total_ops, np.uint32)
     start = slot.dev.get("start", n, np.int64)
@@ -156,10 +203,12 @@ def _traceback(c: _Chunk, slot: _Slot, job, k: int) -> None:
     blocks = (n + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
     traceback_kernel[blocks, THREADS_PER_BLOCK, slot.stream](
         *c.seqs, job.infix, job.n_code, job.eqx, *c.bufs, d_off, d_out, start, nops)
+    tl.mark(c, slot, "traceback done")
     start.copy_to_host(slot.host("start", n, np.int64), stream=slot.stream)
     nops.copy_to_host(slot.host("nops", n, np.int64), stream=slot.stream)
     if c.total_ops:
         d_out.copy_to_host(slot.host("ops", c.total_ops, np.uint32), stream=slot.stream)
+    tl.mark(c, slot, "end")
 
 
 def _collect(c: _Chunk, slot: _Slot, job, res: BatchResult, ops: list) -> None:
@@ -197,6 +246,8 @@ def _plan(q, t, idx: np.ndarray, job, k: int) -> list[_Chunk]:
 def run_pipeline(q, t, idx: np.ndarray, job, k: int) -> BatchResult:
     """Align the length-sorted pairs ``idx``; results in ``idx`` order (``ops`` as chunk pieces)."""
     tally = Tally()
+    tl = _Timeline(tally.on)
+    t0 = time.perf_counter()
     count = idx.shape[0]
     chunks = _plan(q, t, idx, job, k)
     slots = [_Slot(i) for i in range(min(SLOTS, len(chunks)))]
@@ -212,14 +263,15 @@ def run_pipeline(q, t, idx: np.ndarray, job, k: int) -> BatchResult:
                 staged = (_stage_one(q, idx, c, slots[c.slot], "qc"),
                           _stage_one(t, idx, c, slots[c.slot], "tc"))
             with tally.stage("enqueue copy in + forward", c.count):
-                _forward(c, slots[c.slot], staged, order, job, k)
+                _forward(c, slots[c.slot], staged, order, job, k, tl)
         if 0 <= i - 1 < len(chunks):
             c = chunks[i - 1]
             with tally.stage("wait forward, traceback", c.count):
-                _traceback(c, slots[c.slot], job, k)
+                _traceback(c, slots[c.slot], job, k, tl)
         if 0 <= i - 2 < len(chunks):
             c = chunks[i - 2]
             with tally.stage("wait chunk, collect", c.count):
                 _collect(c, slots[c.slot], job, res, res.ops)
     tally.report(f"  gpu pipeline, {len(chunks)} chunk(s): ")
+    tl.report(time.perf_counter() - t0)
     return res
