@@ -32,7 +32,7 @@ from readalign import backends
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from readalign.encoding import pack_dna
-from readalign.engine import length_order
+from readalign.engine import DEFAULT_K, length_order
 
 ACGT = np.frombuffer(b"ACGT", dtype=np.uint8)
 
@@ -126,7 +126,7 @@ def time_api(reads, windows, mode: str, cigar: bool, backend: str, repeats: int 
     return best
 
 
-def time_kernels(reads, windows, infix: bool, cigar: bool, k: int = 8, vote: bool = True,
+def time_kernels(reads, windows, infix: bool, cigar: bool, k: int = DEFAULT_K, vote: bool = True,
                  repeats: int = 5) -> dict:
     """Kernel-only time (CUDA events) with the pairs resident on the device (first device batch)."""
     from numba import cuda

@@ -6,7 +6,7 @@ import numpy as np
 
 from . import backends
 from .encoding import N_CODE, NO_N, pack_dna, pack_text
-from .engine import Job, align_packed, align_with, check_counts
+from .engine import DEFAULT_K, Job, align_packed, align_with, check_counts
 from .result import AlignResult
 from .timing import stage
 
@@ -30,7 +30,7 @@ def _check_k(k: object) -> int:
 
 
 def align(reads, windows, mode: str = "infix", max_distance: int | None = None,
-          backend: str = "auto", *, cigar: bool = True, eqx: bool = False, k: int = 8,
+          backend: str = "auto", *, cigar: bool = True, eqx: bool = False, k: int = DEFAULT_K,
           threads: int | None = None) -> AlignResult:
     """Align ``reads[i]`` to ``windows[i]`` for every i; return distances, spans and CIGARs.
 
@@ -70,6 +70,6 @@ def edit_distance(a, b, max_distance: int | None = None, backend: str = "auto", 
         from .cuda_words import pairwise_gpu
 
         return pairwise_gpu(qa, qb, md)
-    job = Job(infix=False, max_distance=md, n_code=NO_N, eqx=False, with_cigar=bool(cigar), k=8)
+    job = Job(infix=False, max_distance=md, n_code=NO_N, eqx=False, with_cigar=bool(cigar), k=DEFAULT_K)
     res = align_with(qa, qb, job, name, threads)
     return res if cigar else res.distance

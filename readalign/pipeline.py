@@ -26,7 +26,7 @@ import numpy as np
 from . import backends
 from .bam import COMP16, NT16, Output, header_bytes, header_text, pack_records, parse_rg
 from .encoding import DNA_CODES, N_CODE, Packed
-from .engine import Job, align_packed
+from .engine import DEFAULT_K, Job, align_packed
 from .errors import InputError
 from .io._text import display
 from .io.candidates import CandidateChunk, iter_candidates
@@ -220,7 +220,7 @@ def _pairs_stage(items: Iterator[tuple[ReadBatch, CandidateChunk, np.ndarray]], 
 
 def _job(opts: Options) -> Job:
     return Job(infix=True, max_distance=-1 if opts.max_distance is None else opts.max_distance,
-               n_code=N_CODE, eqx=opts.eqx, with_cigar=True, k=8)
+               n_code=N_CODE, eqx=opts.eqx, with_cigar=True, k=DEFAULT_K)
 
 
 def assemble(work: Work, ref: Reference, opts: Options, summary: Summary) -> np.ndarray:
