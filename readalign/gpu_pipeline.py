@@ -71,11 +71,11 @@ class _Timeline:
     def mark(self, c: _Chunk, slot: _Slot, name: str) -> None:
         """Record event ``name`` of chunk ``c`` on its stream."""
         if self.on:
+            if not c.marks:
+                self.chunks.append(c)
             ev = cuda.event()
             ev.record(slot.stream)
             c.marks[name] = ev
-            if not self.chunks or self.chunks[-1] is not c:
-                self.chunks.append(c)
 
     def report(self, wall: float) -> None:
         """Log the GPU time of each step summed over chunks, and the GPU's first-to-last span."""
@@ -89,8 +89,8 @@ class _Timeline:
             for step, a, b in zip(self.STEPS, marks, marks[1:]):
                 if a is not None and b is not None:
                     sums[step] += cuda.event_elapsed_time(a, b) / 1e3
-        first, last = self.chunks[0].marks["start"], self.chunks[-1].marks["end"]
-        span = cuda.event_elapsed_time(first, last) / 1e3
+        first = self.chunks[0].marks["start"]
+        span = max(cuda.event_elapsed_time(first, c.marks["end"]) for c in self.chunks) / 1e3
         steps = ", ".join(f"{k} {v:.4f}" for k, v in sums.items())
         log.debug("  gpu timeline: %s (s, summed over chunks; streams overlap); first start to "
                   "last end %.4f s of %.4f s wall", steps, span, wall)
