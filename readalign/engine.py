@@ -174,7 +174,7 @@ def align_with(q: Packed, t: Packed, job: Job, name: str, threads: int | None = 
             with stage(f"align batch ({where})", idx.shape[0]):
                 res = run(q, t, idx, job, k, threads)
             with stage("results to input order", idx.shape[0]):
-                if hostkernels.is_range(idx, 0) and idx.shape[0] == npairs:
+                if idx.shape[0] == npairs and hostkernels.is_range(idx, 0):
                     dist, ref_start, ref_end, n_ops = res.dist, res.ref_start, res.ref_end, res.n_ops
                 else:
                     hostkernels.scatter_results(idx, res.dist, res.ref_start, res.ref_end,
