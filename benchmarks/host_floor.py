@@ -14,13 +14,19 @@ default) and prints GB/s:
   GPU word-list path places results: one parallel copy per block, and the same
   through :class:`readalign.host_copy.Placer`'s thread pool.
 
-    python benchmarks/host_floor.py --gb 2.5
+With ``--deflate`` it also times zlib at BGZF's block size (64 KiB, raw
+deflate + CRC32, as htslib's writer does) on BAM-like records, on one thread
+and on all: the compression capacity that bounds ``readalign align``.
+
+    python benchmarks/host_floor.py --gb 2.5 [--deflate]
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import njit, prange
@@ -86,6 +92,40 @@ def _block_rows(src: np.ndarray, size: int, parts: int) -> list:
             for label, fn in (("blocks, parallel copy", by_prange), ("blocks, placement pool", by_pool))]
 
 
+def _bam_like(n: int, seed: int = 0) -> bytes:
+    """``n`` records shaped like ``readalign align``'s: 150 bp, constant quality, a few tags."""
+    rng = np.random.default_rng(seed)
+    rec = np.empty((n, 320), np.uint8)
+    rec[:, :36] = rng.integers(0, 256, (n, 36), dtype=np.uint8)  # fixed fields
+    rec[:, 36:46] = np.frombuffer(b"r000000000", np.uint8)
+    rec[:, 46:50] = rng.integers(0, 256, (n, 4), dtype=np.uint8)  # CIGAR
+    rec[:, 50:125] = rng.choice(np.array([0x11, 0x12, 0x14, 0x18, 0x21, 0x22, 0x24, 0x28,
+                                          0x41, 0x42, 0x44, 0x48, 0x81, 0x82, 0x84, 0x88],
+                                         np.uint8), (n, 75))  # 4-bit bases
+    rec[:, 125:275] = 40  # qualities
+    rec[:, 275:] = rng.integers(48, 58, (n, 45), dtype=np.uint8)  # tags (digits)
+    return rec.tobytes()
+
+
+def _deflate_rows(threads: int, level: int = 1) -> list[tuple[str, float, float]]:
+    """(label, seconds, GB) of BGZF-style compression on 1 and on ``threads`` threads."""
+    data = _bam_like(200_000)
+    blocks = [data[i:i + 65280] for i in range(0, len(data), 65280)]
+
+    def one(b: bytes) -> int:
+        c = zlib.compressobj(level, zlib.DEFLATED, -15)
+        zlib.crc32(b)
+        return len(c.compress(b) + c.flush())
+
+    rows = [(f"deflate {level}, 1 thread", _timed(lambda: [one(b) for b in blocks]),
+             len(data) / 1e9)]
+    with ThreadPoolExecutor(threads) as pool:
+        big = blocks * 8
+        t = _timed(lambda: list(pool.map(one, big, chunksize=16)))
+        rows.append((f"deflate {level}, {threads} threads", t, len(data) * 8 / 1e9))
+    return rows
+
+
 def _thp() -> str:
     try:
         with open("/sys/kernel/mm/transparent_hugepage/enabled") as fh:
@@ -100,6 +140,7 @@ def main() -> None:
     ap.add_argument("--gb", type=float, default=2.5, help="bytes per pattern, in GB (default 2.5)")
     ap.add_argument("--threads", type=int, default=0, help="threads (default: numba's, all cores)")
     ap.add_argument("--pinned", action="store_true", help="source of the copies in page-locked memory")
+    ap.add_argument("--deflate", action="store_true", help="also time zlib level 1 in 64 KiB blocks")
     args = ap.parse_args()
     import numba
 
@@ -135,6 +176,9 @@ def main() -> None:
     rows.extend(_block_rows(src, size, parts))
     for label, t in rows:
         print(f"{label:22s} {t:.3f} s  {args.gb / t:6.1f} GB/s")
+    if args.deflate:
+        for label, t, gb in _deflate_rows(numba.get_num_threads()):
+            print(f"{label:22s} {t:.3f} s  {gb / t:6.2f} GB/s (uncompressed bytes in)")
 
 
 if __name__ == "__main__":

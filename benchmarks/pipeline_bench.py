@@ -12,12 +12,15 @@ Then runs the whole pipeline and prints a table.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import resource
 import tempfile
 import time
 
 import numpy as np
+from stack_sampler import StackSampler
 
 READ_LEN = 150
 BASES = np.frombuffer(b"ACGT", np.uint8)
@@ -25,8 +28,12 @@ COMP = np.zeros(256, np.uint8)
 COMP[list(b"ACGT")] = list(b"TGCA")
 
 
-def simulate(d: str, n: int, genome_len: int, seed: int) -> tuple[str, str, str, int]:
-    """Write ref.fa, reads.fq and cand.paf under ``d``; return their paths and the pair count."""
+def simulate(d: str, n: int, genome_len: int, seed: int,
+             at_edge: bool = False) -> tuple[str, str, str, int]:
+    """Write ref.fa, reads.fq and cand.paf under ``d``; return their paths and the pair count.
+
+    ``at_edge`` puts the first read at the contig's start, so its window is clipped.
+    """
     rng = np.random.default_rng(seed)
     genome = BASES[rng.integers(0, 4, genome_len)]
     ref = os.path.join(d, "ref.fa")
@@ -36,6 +43,8 @@ def simulate(d: str, n: int, genome_len: int, seed: int) -> tuple[str, str, str,
             fh.write(genome[i:i + 80].tobytes() + b"\n")
     span = READ_LEN + 2
     pos = rng.integers(0, genome_len - span, n)
+    if at_edge:
+        pos[0] = 0
     rev = rng.random(n) < 0.5
     idx = pos[:, None] + np.arange(READ_LEN)[None, :]
     seqs = genome[idx]
@@ -87,7 +96,10 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--reads", type=int, default=100_000)
     ap.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--batch-size", type=int, default=500_000)
+    ap.add_argument("--batch-size", type=int, default=None,
+                    help="reads per batch (default: readalign align's default)")
+    ap.add_argument("--sweep-batch", default=None, metavar="B1,B2,...",
+                    help="time these batch sizes in turn over the same data (--runs each)")
     ap.add_argument("--genome", type=int, default=5_000_000, help="random genome length")
     ap.add_argument("--max-distance", type=int, default=None)
     ap.add_argument("--compression-level", type=int, default=None,
@@ -100,12 +112,21 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--dir", default=None, help="work directory (default: a temporary one)")
     ap.add_argument("--runs", type=int, default=1,
                     help="timed runs in this process; the table shows the last (default 1)")
+    ap.add_argument("--sample", action="store_true",
+                    help="sample every thread's stack during the last run and print where they were")
     ap.add_argument("-v", "--verbose", action="store_true", help="debug log of the engine's stages")
     return ap.parse_args()
 
 
-def run_once(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str):
-    """One pipeline run into ``d``/out.bam; returns (summary, wall seconds, BAM bytes)."""
+def cpu_seconds() -> np.ndarray:
+    """[user, system] CPU seconds of this process so far, all threads."""
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return np.array([ru.ru_utime, ru.ru_stime])
+
+
+def run_once(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str,
+             sampler: StackSampler | None = None):
+    """One pipeline run into ``d``/out.bam; returns (summary, wall s, (user, system) CPU s, BAM bytes)."""
     from standin import ungapped_aligner
 
     from readalign import __version__
@@ -117,18 +138,24 @@ def run_once(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str):
                    max_distance=args.max_distance, sort=args.sort, secondary=args.secondary,
                    compression_level=args.compression_level, version=__version__)
     aligner = ungapped_aligner(opts.pad) if args.skip_align else None
-    t = time.perf_counter()
-    s = run(opts, aligner)
+    c, t = cpu_seconds(), time.perf_counter()
+    with sampler or contextlib.nullcontext():
+        s = run(opts, aligner)
     wall = time.perf_counter() - t
-    return s, wall, os.path.getsize(out)
+    user, system = cpu_seconds() - c
+    return s, wall, (float(user), float(system)), os.path.getsize(out)
 
 
 def warm_up(args: argparse.Namespace, d: str) -> None:
-    """Compile everything (kernel and pipeline) on a tiny input, untimed."""
+    """Compile everything (kernel and pipeline) on a tiny input, untimed.
+
+    Small batches and a clipped window take the paths a large run meets: candidates
+    that straddle batches, and a batch of unequal lengths that gets sorted.
+    """
     w = os.path.join(d, "warm")
     os.mkdir(w)
-    ref, reads, paf, _ = simulate(w, 2000, 100_000, 2)
-    run_once(args, w, ref, reads, paf)
+    ref, reads, paf, _ = simulate(w, 2000, 100_000, 2, at_edge=True)
+    run_once(argparse.Namespace(**{**vars(args), "batch_size": 500}), w, ref, reads, paf)
 
 
 def level_text(level: int | None) -> str:
@@ -138,7 +165,7 @@ def level_text(level: int | None) -> str:
     return f"default ({DEFAULT_COMPRESSION})" if level is None else str(level)
 
 
-def report(args: argparse.Namespace, s, wall: float, size: int, npairs: int,
+def report(args: argparse.Namespace, s, wall: float, cpu: tuple[float, float], size: int, npairs: int,
            sim_s: float) -> dict:
     """Print the per-stage table; return the same numbers as a dict."""
     kernel = "stand-in (--skip-align)" if args.skip_align else s.backend
@@ -154,6 +181,11 @@ def report(args: argparse.Namespace, s, wall: float, size: int, npairs: int,
         rate = args.reads / v if v > 0 else float("inf")
         print(f"{k:<10} {v:9.2f} {v / wall:9.1%} {rate:14,.0f}")
     print(f"{'total':<10} {wall:9.2f} {1:9.0%} {args.reads / wall:14,.0f}")
+    import numba
+
+    print(f"CPU {sum(cpu):.1f} s (user {cpu[0]:.1f} + system {cpu[1]:.1f}, all threads) = "
+          f"{sum(cpu) / wall:.1f} of {os.cpu_count()} cores busy on average; numba threading "
+          f"layer {numba.threading_layer()}")
     non_kernel = sum(v for k, v in rows.items() if k != "align")
     print(f"non-kernel stages summed (as if nothing overlapped): {non_kernel:.2f}s = "
           f"{args.reads / max(non_kernel, 1e-9):,.0f} reads/s")
@@ -163,14 +195,26 @@ def report(args: argparse.Namespace, s, wall: float, size: int, npairs: int,
     return {"reads": args.reads, "pairs": npairs, "kernel": kernel, "threads": args.threads,
             "batch_size": args.batch_size, "compression_level": args.compression_level,
             "stage_seconds": rows, "total_seconds": wall,
-            "reads_per_second": args.reads / wall, "non_kernel_seconds": non_kernel,
+            "reads_per_second": args.reads / wall, "cpu_user_seconds": cpu[0],
+            "cpu_system_seconds": cpu[1],
+            "non_kernel_seconds": non_kernel,
             "records": s.records, "bam_bytes": size, "cpu_count": os.cpu_count()}
+
+
+def batch_sizes(args: argparse.Namespace) -> list[int]:
+    """The batch sizes to time: the sweep, or the one size asked for, or the default."""
+    from readalign.pipeline import Options
+
+    if args.sweep_batch:
+        return [int(b) for b in args.sweep_batch.split(",")]
+    return [args.batch_size or Options.batch_size]
 
 
 def main() -> None:
     args = parse_args()
     import readalign
 
+    args.batch_size = batch_sizes(args)[0]
     with tempfile.TemporaryDirectory(dir=args.dir) as d:
         if not args.skip_align:  # compile the kernel in this process
             lengths = [30 + 7 * i for i in range(64)]  # varied: the sorting paths compile too
@@ -186,10 +230,18 @@ def main() -> None:
 
             logging.basicConfig(level=logging.DEBUG, format="%(message)s")
             logging.getLogger("numba").setLevel(logging.WARNING)
-        for i in range(args.runs):
-            s, wall, size = run_once(args, d, ref, reads, paf)
-            print(f"run {i + 1}: {wall:.2f} s, {args.reads / wall:,.0f} reads/s", flush=True)
-    result = report(args, s, wall, size, npairs, sim_s)
+        sizes = batch_sizes(args)
+        for args.batch_size in sizes:
+            for i in range(args.runs):
+                last = i == args.runs - 1 and args.batch_size == sizes[-1]
+                sampler = StackSampler() if args.sample and last else None
+                s, wall, cpu, size = run_once(args, d, ref, reads, paf, sampler)
+                print(f"batch {args.batch_size:,} run {i + 1}: {wall:.2f} s, "
+                      f"{args.reads / wall:,.0f} reads/s, CPU {cpu[0]:.1f} user + "
+                      f"{cpu[1]:.1f} system s ({sum(cpu) / wall:.1f} cores)", flush=True)
+    result = report(args, s, wall, cpu, size, npairs, sim_s)
+    if sampler is not None:
+        sampler.report(top=60)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(result, fh, indent=2)

@@ -1,6 +1,7 @@
 """Per-stage timing of one ``readalign.align`` call (debug log), for finding host overhead.
 
     python benchmarks/profile_api.py --pairs 2000000 --length 150 --backend cuda
+    python benchmarks/profile_api.py --paper --backend cuda
 
 With the GPU backend, the lines indented under "gpu pipeline, N chunk(s)" are the
 host time summed over chunks per pipeline step (stage into pinned buffers,
@@ -17,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 import bench  # noqa: E402
@@ -32,8 +35,16 @@ def main() -> None:
     ap.add_argument("--mode", default="infix")
     ap.add_argument("--backend", default="auto")
     ap.add_argument("--as-str", action="store_true", help="pass lists of str instead of S arrays")
+    ap.add_argument("--paper", action="store_true",
+                    help="the paper's workload instead: 12,582,720 random 32-char pairs, global")
     args = ap.parse_args()
-    reads, windows = bench.simulate(args.pairs, args.length, args.pad, seed=1)
+    if args.paper:
+        args.pairs, args.mode = 12_582_720, "global"
+        rng = np.random.default_rng(1)
+        reads, windows = (bench.ACGT[rng.integers(0, 4, (args.pairs, 32))].view("S32").ravel()
+                          for _ in range(2))
+    else:
+        reads, windows = bench.simulate(args.pairs, args.length, args.pad, seed=1)
     if args.as_str:
         reads = [r.decode() for r in reads.tolist()]
         windows = [w.decode() for w in windows.tolist()]

@@ -23,6 +23,20 @@ def copy_run(dst, src):
         dst[k] = src[k]
 
 
+COPY_BLOCK = 1 << 18
+"""Elements per parallel task in :func:`copy_into`."""
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def copy_into(dst, pos, src):
+    """``dst[pos:pos + len(src)] = src`` on every core (a fresh ``dst`` takes its page faults in parallel)."""
+    n = src.shape[0]
+    for b in prange((n + COPY_BLOCK - 1) // COPY_BLOCK):
+        lo = b * COPY_BLOCK
+        hi = min(lo + COPY_BLOCK, n)
+        copy_run(dst[pos + lo:pos + hi], src[lo:hi])
+
+
 @njit(parallel=True, nogil=True, cache=True)
 def fixed_width_lengths(grid):
     """Length of each row of a NUL-padded 2-D symbol grid (position after the last non-NUL)."""

@@ -59,7 +59,8 @@ def _put(q: queue.Queue, item: Any, stop: threading.Event) -> bool:
     return False
 
 
-def prefetch(items: Iterator[Any], threads: int, depth: int = 1) -> Iterator[Any]:
+def prefetch(items: Iterator[Any], threads: int, depth: int = 1,
+             name: str = "readalign-reader") -> Iterator[Any]:
     """Yield ``items``, producing the next ones in a background thread (``depth`` ahead)."""
     q: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()
@@ -74,7 +75,7 @@ def prefetch(items: Iterator[Any], threads: int, depth: int = 1) -> Iterator[Any
         except BaseException as exc:  # handed to the consumer
             _put(q, (False, exc), stop)
 
-    thread = threading.Thread(target=work, name="readalign-reader", daemon=True)
+    thread = threading.Thread(target=work, name=name, daemon=True)
     thread.start()
     try:
         while True:
@@ -93,13 +94,14 @@ def prefetch(items: Iterator[Any], threads: int, depth: int = 1) -> Iterator[Any
 class Consumer:
     """Apply ``fn`` to each item put, in order, in a background thread."""
 
-    def __init__(self, fn: Callable[[Any], None], threads: int, depth: int = 2) -> None:
+    def __init__(self, fn: Callable[[Any], None], threads: int, depth: int = 2,
+                 name: str = "readalign-writer") -> None:
         self._fn = fn
         self._q: queue.Queue = queue.Queue(maxsize=depth)
         self._stop = threading.Event()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._work, args=(threads,),
-                                        name="readalign-writer", daemon=True)
+                                        name=name, daemon=True)
         self._thread.start()
 
     def _work(self, threads: int) -> None:

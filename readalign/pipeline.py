@@ -323,25 +323,28 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
         chunks = iter_candidates(opts.candidates, ref, opts.candidates_format)
         st = summary.stage_seconds
 
-        def ahead(items: Iterator, depth: int = 1) -> Iterator:
+        def ahead(items: Iterator, name: str, depth: int = 1) -> Iterator:
             """``items`` produced in a thread of their own when stages may overlap."""
             if not concurrent:
                 return items
-            feed = prefetch(items, opts.threads, depth=depth)
+            feed = prefetch(items, opts.threads, depth=depth, name=f"readalign-{name}")
             feeds.insert(0, feed)
             return feed
 
-        def behind(fn: Callable[[Any], None], depth: int) -> Consumer | Inline:
+        def behind(fn: Callable[[Any], None], name: str, depth: int) -> Consumer | Inline:
             """``fn`` applied in order in a thread of its own when stages may overlap."""
-            consumer = Consumer(fn, opts.threads, depth) if concurrent else Inline(fn)
+            consumer = (Consumer(fn, opts.threads, depth, name=f"readalign-{name}") if concurrent
+                        else Inline(fn))
             consumers.append(consumer)
             return consumer
 
-        cands = CandidateStream(ahead(chunks, _CAND_DEPTH), opts.candidates, opts.reads)
-        reads = ahead(_read_stage(iter_reads(opts.reads, opts.batch_size), cands, st))
-        work = ahead(_pairs_stage(reads, ref, opts, st))
-        writer = behind(_write_stage(out, st), depth=1)
-        assembler = behind(_assemble_stage(writer, ref, opts, summary, progress), depth=1)
+        cands = CandidateStream(ahead(chunks, "candidates", _CAND_DEPTH), opts.candidates,
+                                opts.reads)
+        reads = ahead(_read_stage(iter_reads(opts.reads, opts.batch_size), cands, st), "read")
+        work = ahead(_pairs_stage(reads, ref, opts, st), "pairs")
+        writer = behind(_write_stage(out, st), "write", depth=1)
+        assembler = behind(_assemble_stage(writer, ref, opts, summary, progress), "assemble",
+                           depth=1)
         job = _job(opts)
         for item in work:
             t = time.perf_counter()

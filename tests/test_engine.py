@@ -215,6 +215,11 @@ def test_length_order_keeps_narrow_batches_and_sorts_wide_ones():
     m = np.full(1000, 150, np.int64)
     n = rng.integers(165, 176, 1000)
     assert np.array_equal(length_order(m, n), np.arange(1000))
+    n_clipped = n.copy()
+    n_clipped[[7, 500]] = 120  # windows clipped at a contig end: too few to sort for
+    assert np.array_equal(length_order(m, n_clipped), np.arange(1000))
+    n_clipped[:100] = 120  # a tenth of the pairs is no longer a few
+    assert not np.array_equal(length_order(m, n_clipped), np.arange(1000))
     m_wide = rng.integers(30, 151, 1000)
     order = length_order(m_wide, n)
     keys = m_wide[order] * 1000 + n[order]
@@ -229,6 +234,7 @@ def test_narrow_batch_in_input_order_matches_oracle():
     windows = [r[: rng.randint(0, 1)] + "".join(rng.choice("ACGT") for _ in range(rng.randint(0, 1)))
                + r[rng.randint(0, 1):] for r in reads]
     windows[5] = reads[5][::-1]
+    windows[9] = windows[9][:20]  # one short window: the batch stays in input order
     from readalign.engine import narrow_lengths
 
     assert narrow_lengths(np.array([len(r) for r in reads]), np.array([len(w) for w in windows]))
@@ -247,3 +253,13 @@ def test_in_order_pieces_are_concatenated():
     assert _place_ops(in_order, n_ops, offsets, 3).tolist() == [1, 2, 3, 4, 5, 6]
     swapped = [(np.array([2]), runs[2]), (np.array([0, 1]), np.concatenate(runs[:2]))]
     assert _place_ops(swapped, n_ops, offsets, 3).tolist() == [1, 2, 3, 4, 5, 6]
+
+
+def test_copy_into_spans_several_blocks():
+    from readalign.hostkernels import COPY_BLOCK, copy_into
+
+    src = np.arange(2 * COPY_BLOCK + 5, dtype=np.uint32)
+    dst = np.zeros(src.shape[0] + 10, np.uint32)
+    copy_into(dst, 7, src)
+    assert np.array_equal(dst[7:-3], src)
+    assert not dst[:7].any() and not dst[-3:].any()
