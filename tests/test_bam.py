@@ -6,7 +6,7 @@ import numpy as np
 import pysam
 import pytest
 
-from readalign.bam import parse_rg, reg2bin
+from readalign.bam import _htslib, deflate_library, parse_rg, reg2bin
 from readalign.errors import InputError
 from readalign.pipeline import Options, run
 from readalign.select import select_best
@@ -119,3 +119,13 @@ def test_reg2bin_and_read_groups():
     assert parse_rg(r"ID:a\tSM:b\tPL:ILLUMINA") == ("@RG\tID:a\tSM:b\tPL:ILLUMINA", "a")
     with pytest.raises(InputError, match="no ID"):
         parse_rg(r"SM:b")
+
+
+def test_deflate_library_matches_htslib_feature_string():
+    import ctypes
+
+    lib = _htslib()
+    lib.hts_feature_string.restype = ctypes.c_char_p
+    features = lib.hts_feature_string().decode().split()
+    assert ("libdeflate=yes" in features) == (deflate_library() == "libdeflate")
+    assert ("libdeflate=no" in features) == (deflate_library() == "zlib")
