@@ -16,6 +16,8 @@ import contextlib
 import json
 import os
 import resource
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -112,6 +114,9 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--dir", default=None, help="work directory (default: a temporary one)")
     ap.add_argument("--runs", type=int, default=1,
                     help="timed runs in this process; the table shows the last (default 1)")
+    ap.add_argument("--cli", action="store_true",
+                    help="also time the command line on the same files (a new process: startup, "
+                         "cached compiled code and pinned buffers included)")
     ap.add_argument("--sample", action="store_true",
                     help="sample every thread's stack during the last run and print where they were")
     ap.add_argument("-v", "--verbose", action="store_true", help="debug log of the engine's stages")
@@ -201,6 +206,25 @@ def report(args: argparse.Namespace, s, wall: float, cpu: tuple[float, float], s
             "records": s.records, "bam_bytes": size, "cpu_count": os.cpu_count()}
 
 
+def time_cli(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str) -> None:
+    """Run ``python -m readalign align`` on the same files; print its wall time and summary."""
+    out = os.path.join(d, "cli.bam")
+    cmd = [sys.executable, "-m", "readalign", "align", "-r", ref, "--reads", reads, "-c", paf,
+           "-o", out, "--threads", str(args.threads), "--backend", args.backend, "--quiet",
+           "--batch-size", str(args.batch_size)]
+    if args.compression_level is not None:
+        cmd += ["--compression-level", str(args.compression_level)]
+    summary = os.path.join(d, "cli.json")
+    t = time.perf_counter()
+    subprocess.run(cmd + ["--summary-json", summary], check=True)
+    wall = time.perf_counter() - t
+    with open(summary) as fh:
+        inside = json.load(fh)["seconds"]
+    print(f"command line: {wall:.2f} s wall = {args.reads / wall:,.0f} reads/s "
+          f"(pipeline {inside:.2f} s = {args.reads / inside:,.0f} reads/s; the rest is "
+          f"interpreter start, imports and loading cached compiled code)", flush=True)
+
+
 def batch_sizes(args: argparse.Namespace) -> list[int]:
     """The batch sizes to time: the sweep, or the one size asked for, or the default."""
     from readalign.pipeline import Options
@@ -239,6 +263,8 @@ def main() -> None:
                 print(f"batch {args.batch_size:,} run {i + 1}: {wall:.2f} s, "
                       f"{args.reads / wall:,.0f} reads/s, CPU {cpu[0]:.1f} user + "
                       f"{cpu[1]:.1f} system s ({sum(cpu) / wall:.1f} cores)", flush=True)
+        if args.cli:
+            time_cli(args, d, ref, reads, paf)
     result = report(args, s, wall, cpu, size, npairs, sim_s)
     if sampler is not None:
         sampler.report(top=60)
