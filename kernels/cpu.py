@@ -6,12 +6,40 @@ scratch once, sized for its longest pair, and runs in parallel (``prange``).
 
 from __future__ import annotations
 
+import hashlib
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 from numba import njit, prange
+from numba.core.caching import FunctionCache
 
 from .quadrant import build
+
+
+class _SourceKeyedCache(FunctionCache):
+    """numba's disk cache for a factory-built function, keyed by what its code depends on.
+
+    numba keys a closure's entry by the pickled contents of its cells. The batch
+    driver's cells hold other dispatchers, whose pickles differ from process to
+    process, so every process compiled again (4 s) and added an entry. Its code
+    depends only on the quadrant size and on this file and ``quadrant.py``.
+    """
+
+    def __init__(self, py_func, key: tuple) -> None:
+        super().__init__(py_func)
+        self._key = key
+
+    def _index_key(self, sig, codegen):
+        return (sig, codegen.magic_tuple(), self._key)
+
+
+def _sources_hash() -> str:
+    """SHA-256 of the kernel sources the batch driver is compiled from."""
+    h = hashlib.sha256()
+    for name in ("quadrant.py", "cpu.py"):
+        h.update((Path(__file__).parent / name).read_bytes())
+    return h.hexdigest()
 
 
 @njit(cache=True)
@@ -29,7 +57,7 @@ def batch_driver(K: int):
     row_size = ns.row_size
     col_size = ns.col_size
 
-    @njit(parallel=True, cache=False)
+    @njit(parallel=True)
     def run(q, qoff, t, toff, order, chunk_bounds, infix, max_dist, n_code, eqx,
             with_cigar, slot_off, slots, dist, ref_start, ref_end, n_ops):
         """Align ``order[chunk_bounds[c]:chunk_bounds[c+1]]`` for every chunk c.
@@ -81,4 +109,5 @@ def batch_driver(K: int):
                 elif not infix:
                     ref_start[x] = 0
 
+    run._cache = _SourceKeyedCache(run.py_func, (K, _sources_hash()))
     return run
