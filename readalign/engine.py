@@ -127,10 +127,11 @@ def _in_input_order(pieces: list, npairs: int) -> bool:
 
 def _place_ops(pieces: list, n_ops: np.ndarray, offsets: np.ndarray, npairs: int) -> np.ndarray:
     """Every pair's CIGAR runs at ``offsets`` (input order), from the pieces in batch order."""
+    in_order = bool(pieces) and _in_input_order(pieces, npairs)
+    if in_order and len(pieces) == 1:
+        return pieces[0][1]
     ops = np.empty(int(offsets[-1]), dtype=np.uint32)
-    if pieces and _in_input_order(pieces, npairs):
-        if len(pieces) == 1:
-            return pieces[0][1]
+    if in_order:
         pos = 0
         for _idx, runs in pieces:  # np.concatenate would copy on one core, holding the GIL
             hostkernels.copy_into(ops, pos, runs)
