@@ -6,40 +6,13 @@ scratch once, sized for its longest pair, and runs in parallel (``prange``).
 
 from __future__ import annotations
 
-import hashlib
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 from numba import njit, prange
-from numba.core.caching import FunctionCache
 
+from .disk_cache import cache_by_source
 from .quadrant import build
-
-
-class _SourceKeyedCache(FunctionCache):
-    """numba's disk cache for a factory-built function, keyed by what its code depends on.
-
-    numba keys a closure's entry by the pickled contents of its cells. The batch
-    driver's cells hold other dispatchers, whose pickles differ from process to
-    process, so every process compiled again (4 s) and added an entry. Its code
-    depends only on the quadrant size and on this file and ``quadrant.py``.
-    """
-
-    def __init__(self, py_func, key: tuple) -> None:
-        super().__init__(py_func)
-        self._key = key
-
-    def _index_key(self, sig, codegen):
-        return (sig, codegen.magic_tuple(), self._key)
-
-
-def _sources_hash() -> str:
-    """SHA-256 of the kernel sources the batch driver is compiled from."""
-    h = hashlib.sha256()
-    for name in ("quadrant.py", "cpu.py"):
-        h.update((Path(__file__).parent / name).read_bytes())
-    return h.hexdigest()
 
 
 @njit(cache=True)
@@ -109,5 +82,5 @@ def batch_driver(K: int):
                 elif not infix:
                     ref_start[x] = 0
 
-    run._cache = _SourceKeyedCache(run.py_func, (K, _sources_hash()))
+    cache_by_source(run, "cpu", K)
     return run
