@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit, prange
 
 from .errors import InputError
-from .hostkernels import write_decimal
+from .hostkernels import decimal_digits, write_decimal
 
 NT16 = np.full(256, 15, dtype=np.uint8)
 for _i, _c in enumerate(b"=ACMGRSVTWYHKDBN"):
@@ -125,16 +125,6 @@ def _tag_i(buf, o, a, b, v):
 
 
 @njit(cache=True, nogil=True)
-def _ndigits(v):
-    """Number of decimal digits of non-negative ``v``."""
-    n = 1
-    while v >= 10:
-        n += 1
-        v //= 10
-    return n
-
-
-@njit(cache=True, nogil=True)
 def _same_run(qs, rs, ref_codes):
     """Length of the leading run where read codes match the reference (N never matches)."""
     for x in range(qs.shape[0]):
@@ -167,7 +157,7 @@ def _md(out, o, dry, p, q, q_off, ops, op_off, contig, win_start, ref_start, ref
             while x < length:
                 run += x
                 if dry:
-                    o += _ndigits(run) + 1
+                    o += decimal_digits(run) + 1
                 else:
                     o = write_decimal(out, o, run)
                     out[o] = rs[x]
@@ -188,7 +178,7 @@ def _md(out, o, dry, p, q, q_off, ops, op_off, contig, win_start, ref_start, ref
             nm += length
         elif code == 2:
             if dry:
-                o += _ndigits(run) + 1 + length
+                o += decimal_digits(run) + 1 + length
             else:
                 o = write_decimal(out, o, run)
                 out[o] = 94  # '^'
@@ -200,7 +190,7 @@ def _md(out, o, dry, p, q, q_off, ops, op_off, contig, win_start, ref_start, ref
             run = 0
             nm += length
     if dry:
-        return o + _ndigits(run), nm
+        return o + decimal_digits(run), nm
     return write_decimal(out, o, run), nm
 
 

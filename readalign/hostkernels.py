@@ -222,16 +222,19 @@ def budget_bounds(idx, m, n, budget, max_items):
 
 
 @njit(cache=True, nogil=True)
+def decimal_digits(v):
+    """Number of decimal digits of non-negative ``v``."""
+    n = 1
+    while v >= 10:
+        n += 1
+        v //= 10
+    return n
+
+
+@njit(cache=True, nogil=True)
 def write_decimal(buf, pos, v):
     """Write non-negative ``v`` in decimal ASCII at ``buf[pos:]``; return the next position."""
-    if v == 0:
-        buf[pos] = 48
-        return pos + 1
-    n = 0
-    x = v
-    while x > 0:
-        x //= 10
-        n += 1
+    n = decimal_digits(v)
     for k in range(n - 1, -1, -1):
         buf[pos + k] = 48 + v % 10
         v //= 10
