@@ -73,8 +73,6 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--max-distance must be >= 0, got {args.max_distance}")
     if args.threads < 1:
         raise InputError(f"--threads must be >= 1, got {args.threads}")
-    if args.compression_level is not None and not 0 <= args.compression_level <= 9:
-        raise InputError(f"--compression-level must be 0-9, got {args.compression_level}")
     if args.output == "-" and sys.stdout.isatty() and not args.sam:
         raise InputError("refusing to write BAM to a terminal; use -o FILE or a pipe")
     opts = Options(
