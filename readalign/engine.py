@@ -96,8 +96,8 @@ def narrow_lengths(m: np.ndarray, n: np.ndarray) -> bool:
 def length_order(m: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Pair indices sorted by (read length, window length), stably: lanes get equal work.
 
-    Input order is kept when it is already sorted or when all lengths are
-    within a narrow band (:func:`narrow_lengths`).
+    Input order is kept when it is already sorted or when nearly all lengths
+    are within a narrow band (:func:`narrow_lengths`).
     """
     if m.shape[0] == 0 or narrow_lengths(m, n) or hostkernels.is_sorted_pairs(m, n):
         return np.arange(m.shape[0], dtype=np.int64)

@@ -45,12 +45,13 @@ DEFAULT_COMPRESSION = 1
 """BGZF level of the BAM unless asked otherwise.
 
 This stage's BAM usually goes on to a sort or merge. Level 1 writes 2M
-records with about half the CPU of htslib's default (6) for a file 7% larger
-(benchmarks/RESULTS.md); on 16 cores it lifts the whole stage from 0.6-0.75M
-to 0.9-1.2M reads/s.
+records with about half the CPU of htslib's default (6) for a file 7% larger;
+with zlib deflating, the whole stage runs about 1.5x faster
+(benchmarks/RESULTS.md).
 """
 _CAND_DEPTH = 8
-"""Candidate chunks parsed ahead of the reads (a batch of 200,000 reads takes about 4)."""
+"""Candidate chunks parsed ahead of the reads (a default batch of 500,000 reads with
+two candidates each takes about 8)."""
 
 
 @dataclass
