@@ -61,6 +61,16 @@ def simulate(count: int, read_len: int, pad: int, seed: int,
     return grid.view(f"S{width}").ravel(), windows.view(f"S{win_len}").ravel()
 
 
+PAPER_PAIRS = 12_582_720
+"""The paper's workload: this many pairs of random 32-character strings."""
+
+
+def paper_pairs(count: int = PAPER_PAIRS, seed: int = 32) -> tuple[np.ndarray, np.ndarray]:
+    """The paper's workload: ``count`` pairs of random 32-character DNA strings (``S32``)."""
+    rng = np.random.default_rng(seed)
+    return tuple(ACGT[rng.integers(0, 4, (count, 32))].view("S32").ravel() for _ in range(2))
+
+
 def cells(reads: np.ndarray, windows: np.ndarray) -> int:
     q = pack_dna(reads)
     t = pack_dna(windows)
@@ -253,7 +263,7 @@ def main() -> None:
                     help="pairs for readalign's own CPU backend (0: skip)")
     ap.add_argument("--workers", type=int, default=os.cpu_count(), help="peer processes")
     ap.add_argument("--paper", action="store_true", help="12,582,720 pairs of 32-char strings")
-    ap.add_argument("--paper-pairs", type=int, default=12_582_720)
+    ap.add_argument("--paper-pairs", type=int, default=PAPER_PAIRS)
     ap.add_argument("--ablation", action="store_true", help="warp vote on/off, k = 8/16/32")
     ap.add_argument("--json", help="write every number here")
     args = ap.parse_args()
@@ -295,9 +305,7 @@ def main() -> None:
         print_table(table, peers)
         print(flush=True)
     if args.paper:
-        rng = np.random.default_rng(32)
-        a = ACGT[rng.integers(0, 4, (args.paper_pairs, 32))].view("S32").ravel()
-        b = ACGT[rng.integers(0, 4, (args.paper_pairs, 32))].view("S32").ravel()
+        a, b = paper_pairs(args.paper_pairs, seed=32)
         nc = args.paper_pairs * 32 * 32
         if gpu:
             kr = time_kernels(a, b, False, True)
@@ -306,7 +314,7 @@ def main() -> None:
             sec = time_api(a, b, "global", True, "cuda", repeats=2)
             rec = row(table, "paper 32x32 GPU API (global, CIGAR)", args.paper_pairs, nc, sec,
                       group="paper")
-            rec["speedup_vs_gtx275_6.95s"] = 6.95 * (12_582_720 / args.paper_pairs) / sec
+            rec["speedup_vs_gtx275_6.95s"] = 6.95 * (PAPER_PAIRS / args.paper_pairs) / sec
             print(f"paper workload: {sec:.3f} s for {args.paper_pairs} pairs = "
                   f"{rec['speedup_vs_gtx275_6.95s']:.0f}x the paper's 6.95 s")
     if args.ablation and gpu:

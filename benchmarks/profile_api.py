@@ -18,8 +18,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).parent))
 
 import bench  # noqa: E402
@@ -39,10 +37,8 @@ def main() -> None:
                     help="the paper's workload instead: 12,582,720 random 32-char pairs, global")
     args = ap.parse_args()
     if args.paper:
-        args.pairs, args.mode = 12_582_720, "global"
-        rng = np.random.default_rng(1)
-        reads, windows = (bench.ACGT[rng.integers(0, 4, (args.pairs, 32))].view("S32").ravel()
-                          for _ in range(2))
+        args.pairs, args.mode = bench.PAPER_PAIRS, "global"
+        reads, windows = bench.paper_pairs(args.pairs, seed=1)
     else:
         reads, windows = bench.simulate(args.pairs, args.length, args.pad, seed=1)
     if args.as_str:

@@ -37,8 +37,8 @@ import time
 import traceback
 
 import numpy as np
+from bench import PAPER_PAIRS
 
-PAPER_PAIRS = 12_582_720
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
