@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit, prange
 
-from readalign.hostkernels import copy_run
+from readalign.hostkernels import copy_into
 
 
 @njit(parallel=True, nogil=True, cache=True)
@@ -39,15 +39,6 @@ def _fill(buf, parts):
     step = (buf.shape[0] + parts - 1) // parts
     for p in prange(parts):
         buf[p * step:min((p + 1) * step, buf.shape[0])] = 1
-
-
-@njit(parallel=True, nogil=True, cache=True)
-def _copy(src, dst, parts):
-    step = (src.shape[0] + parts - 1) // parts
-    for p in prange(parts):
-        lo = p * step
-        hi = min(lo + step, src.shape[0])
-        copy_run(dst[lo:hi], src[lo:hi])
 
 
 @njit(parallel=True, nogil=True, cache=True)
@@ -79,7 +70,7 @@ def _block_rows(src: np.ndarray, size: int, parts: int) -> list:
         out = np.empty(size, np.uint8)
         for a in starts:
             b = min(a + block, size)
-            _copy(src[:b - a], out[a:b], parts)
+            copy_into(out, a, src[:b - a])
 
     def by_pool() -> None:
         out = np.empty(size, np.uint8)
@@ -150,7 +141,7 @@ def main() -> None:
     size = int(args.gb * 1e9)
     small = np.empty(1 << 20, np.uint8)
     _fill(small, parts)
-    _copy(small, small.copy(), parts)
+    copy_into(small.copy(), 0, small)
     _read(small, parts)
     print(f"threads {numba.get_num_threads()}, {args.gb} GB, transparent hugepages: {_thp()}")
     if args.pinned:
@@ -165,13 +156,13 @@ def main() -> None:
     rows = []
     for label, fn in (
         ("fresh fill", lambda: _fill(np.empty(size, np.uint8), parts)),
-        ("copy src -> fresh", lambda: _copy(src, np.empty(size, np.uint8), parts)),
+        ("copy src -> fresh", lambda: copy_into(np.empty(size, np.uint8), 0, src)),
     ):
         rows.append((label, min(_timed(fn) for _ in range(3))))
     dst = np.empty(size, np.uint8)
     _fill(dst, parts)
     rows.append(("reused fill", min(_timed(lambda: _fill(dst, parts)) for _ in range(3))))
-    rows.append(("copy src -> reused", min(_timed(lambda: _copy(src, dst, parts)) for _ in range(3))))
+    rows.append(("copy src -> reused", min(_timed(lambda: copy_into(dst, 0, src)) for _ in range(3))))
     rows.append(("read", min(_timed(lambda: _read(dst, parts)) for _ in range(3))))
     rows.extend(_block_rows(src, size, parts))
     for label, t in rows:
