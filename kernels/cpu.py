@@ -11,7 +11,6 @@ from functools import cache
 import numpy as np
 from numba import njit, prange
 
-from .disk_cache import cache_by_source
 from .quadrant import build
 
 
@@ -30,7 +29,7 @@ def batch_driver(K: int):
     row_size = ns.row_size
     col_size = ns.col_size
 
-    @njit(parallel=True)
+    @njit(parallel=True, cache=False)
     def run(q, qoff, t, toff, order, chunk_bounds, infix, max_dist, n_code, eqx,
             with_cigar, slot_off, slots, dist, ref_start, ref_end, n_ops):
         """Align ``order[chunk_bounds[c]:chunk_bounds[c+1]]`` for every chunk c.
@@ -82,5 +81,4 @@ def batch_driver(K: int):
                 elif not infix:
                     ref_start[x] = 0
 
-    cache_by_source(run, "cpu", K)
     return run
