@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import json
 import os
+import pstats
 import resource
 import subprocess
 import sys
@@ -113,10 +114,14 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--json", default=None, help="also write the results here")
     ap.add_argument("--dir", default=None, help="work directory (default: a temporary one)")
     ap.add_argument("--runs", type=int, default=1,
-                    help="timed runs in this process; the table shows the last (default 1)")
-    ap.add_argument("--cli", action="store_true",
-                    help="also time the command line on the same files (a new process: startup, "
-                         "cached compiled code and pinned buffers included)")
+                    help="timed runs in this process; the table shows the last (default 1). 0: "
+                         "none and no warm-up, so the first --cli run meets a cold disk cache")
+    ap.add_argument("--cli", type=int, nargs="?", const=1, default=0, metavar="N",
+                    help="also time the command line N times (default 1) on the same files: a new "
+                         "process each, startup and numba's disk cache included")
+    ap.add_argument("--cli-profile", default=None, metavar="FILE",
+                    help="run the last --cli process under cProfile, write its stats to FILE "
+                         "and print where it spent its time")
     ap.add_argument("--sample", action="store_true",
                     help="sample every thread's stack during the last run and print where they were")
     ap.add_argument("-v", "--verbose", action="store_true", help="debug log of the engine's stages")
@@ -206,23 +211,30 @@ def report(args: argparse.Namespace, s, wall: float, cpu: tuple[float, float], s
             "records": s.records, "bam_bytes": size, "cpu_count": os.cpu_count()}
 
 
-def time_cli(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str) -> None:
-    """Run ``python -m readalign align`` on the same files; print its wall time and summary."""
+def time_cli(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str,
+             profile: str | None) -> None:
+    """Run ``python -m readalign align`` on the same files; print its wall time and stages."""
     out = os.path.join(d, "cli.bam")
+    summary = os.path.join(d, "cli.json")
     cmd = [sys.executable, "-m", "readalign", "align", "-r", ref, "--reads", reads, "-c", paf,
            "-o", out, "--threads", str(args.threads), "--backend", args.backend, "--quiet",
-           "--batch-size", str(args.batch_size)]
+           "--batch-size", str(args.batch_size), "--summary-json", summary]
     if args.compression_level is not None:
         cmd += ["--compression-level", str(args.compression_level)]
-    summary = os.path.join(d, "cli.json")
+    if profile:
+        cmd[1:1] = ["-m", "cProfile", "-o", profile]
     t = time.perf_counter()
-    subprocess.run(cmd + ["--summary-json", summary], check=True)
+    subprocess.run(cmd, check=True)
     wall = time.perf_counter() - t
     with open(summary) as fh:
-        inside = json.load(fh)["seconds"]
-    print(f"command line: {wall:.2f} s wall = {args.reads / wall:,.0f} reads/s "
-          f"(pipeline {inside:.2f} s = {args.reads / inside:,.0f} reads/s; the rest is the process "
-          f"outside the pipeline: interpreter start, imports, argument parsing)", flush=True)
+        inside = json.load(fh)
+    stages = ", ".join(f"{k} {v:.2f}" for k, v in inside["stage_seconds"].items())
+    print(f"command line: {wall:.2f} s wall = {args.reads / wall:,.0f} reads/s; pipeline "
+          f"{inside['seconds']:.2f} s = {args.reads / inside['seconds']:,.0f} reads/s "
+          f"(stage seconds: {stages}); the rest is interpreter start, imports and argument "
+          f"parsing", flush=True)
+    if profile:
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
 
 
 def batch_sizes(args: argparse.Namespace) -> list[int]:
@@ -241,12 +253,13 @@ def main() -> None:
     sizes = batch_sizes(args)
     args.batch_size = sizes[0]
     with tempfile.TemporaryDirectory(dir=args.dir) as d:
-        if not args.skip_align:  # compile the kernel in this process
+        if not args.skip_align and args.runs:  # compile the kernel in this process
             lengths = [30 + 7 * i for i in range(64)]  # varied: the sorting paths compile too
             readalign.align(["ACGT" * (n // 4) for n in lengths],
                             ["GACGT" * (n // 4) for n in lengths], backend=args.backend,
                             threads=args.threads)
-        warm_up(args, d)
+        if args.runs:
+            warm_up(args, d)
         t = time.perf_counter()
         ref, reads, paf, npairs = simulate(d, args.reads, args.genome, 1)
         sim_s = time.perf_counter() - t
@@ -263,8 +276,10 @@ def main() -> None:
                 print(f"batch {args.batch_size:,} run {i + 1}: {wall:.2f} s, "
                       f"{args.reads / wall:,.0f} reads/s, CPU {cpu[0]:.1f} user + "
                       f"{cpu[1]:.1f} system s ({sum(cpu) / wall:.1f} cores)", flush=True)
-        if args.cli:
-            time_cli(args, d, ref, reads, paf)
+        for i in range(args.cli):
+            time_cli(args, d, ref, reads, paf, args.cli_profile if i == args.cli - 1 else None)
+    if not args.runs:
+        return
     result = report(args, s, wall, cpu, size, npairs, sim_s)
     if sampler is not None:
         sampler.report(top=60)

@@ -1,16 +1,23 @@
 """CPU batch driver: the quadrant algorithm over a batch of pairs on every core.
 
-Pairs arrive sorted by length and cut into chunks; each chunk allocates its
-scratch once, sized for its longest pair, and runs in parallel (``prange``).
+Pairs arrive sorted by length and cut into chunks. One compiled kernel aligns
+one chunk, allocating its scratch once for the chunk's longest pair; a pool of
+threads runs the chunks (the kernel releases the GIL). The kernel is serial
+on purpose: numba names a parallel loop's inner function after an object
+address, so a ``prange`` kernel could not be kept safely in the disk cache
+(see :mod:`.disk_cache`); this one is, and a new process loads it instead of
+spending seconds compiling it.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from .disk_cache import cache_by_source, named_for
 from .quadrant import build
 
 
@@ -21,64 +28,83 @@ def _vote_cpu(done):
 
 
 @cache
-def batch_driver(K: int):
-    """Return the parallel batch function for quadrant size ``K`` (compiled once)."""
+def chunk_kernel(K: int):
+    """Return the kernel that aligns one chunk of a batch for quadrant size ``K``.
+
+    Compiled once per machine and kept in numba's disk cache, keyed by ``K``
+    and the kernel sources.
+    """
     ns = build(njit(cache=False), _vote_cpu, K)
     forward = ns.forward
     traceback = ns.traceback
     row_size = ns.row_size
     col_size = ns.col_size
 
-    @njit(parallel=True, cache=False)
-    def run(q, qoff, t, toff, order, chunk_bounds, infix, max_dist, n_code, eqx,
-            with_cigar, slot_off, slots, dist, ref_start, ref_end, n_ops):
-        """Align ``order[chunk_bounds[c]:chunk_bounds[c+1]]`` for every chunk c.
+    def align_chunk(q, qoff, t, toff, order, lo, hi, infix, max_dist, n_code, eqx,
+                    with_cigar, slot_off, slots, dist, ref_start, ref_end, n_ops):
+        """Align pairs ``order[lo:hi]``.
 
         Results go to position ``x`` of the output arrays for pair ``order[x]``;
         its CIGAR to ``slots[slot_off[x]:]``, ``n_ops[x]`` runs long.
         """
-        nchunks = chunk_bounds.shape[0] - 1
-        for c in prange(nchunks):
-            lo = chunk_bounds[c]
-            hi = chunk_bounds[c + 1]
-            mmax = 0
-            nmax = 0
-            for x in range(lo, hi):
-                p = order[x]
-                mmax = max(mmax, qoff[p + 1] - qoff[p])
-                nmax = max(nmax, toff[p + 1] - toff[p])
-            row = np.empty(nmax + 1, np.int32)
+        mmax = 0
+        nmax = 0
+        for x in range(lo, hi):
+            p = order[x]
+            mmax = max(mmax, qoff[p + 1] - qoff[p])
+            nmax = max(nmax, toff[p + 1] - toff[p])
+        row = np.empty(nmax + 1, np.int32)
+        if with_cigar:
+            rbuf = np.empty(row_size(mmax, nmax, K), np.int32)
+            cbuf = np.empty(col_size(mmax, nmax, K), np.int32)
+        else:
+            rbuf = np.empty(1, np.int32)
+            cbuf = np.empty(1, np.int32)
+        strip = np.empty(K, np.int32)
+        qk = np.empty(K, q.dtype)
+        quad = np.empty((K + 1) * (K + 1), np.int32)
+        for x in range(lo, hi):
+            p = order[x]
+            qb = qoff[p]
+            m = qoff[p + 1] - qb
+            tb = toff[p]
+            n = toff[p + 1] - tb
+            d, end_j = forward(q, qb, 1, m, t, tb, 1, n, infix, max_dist, n_code,
+                               with_cigar, row, 0, 1, rbuf, 0, 1, cbuf, 0, 1, strip, qk)
+            dist[x] = d
+            ref_start[x] = -1
+            ref_end[x] = -1
+            n_ops[x] = 0
+            if d < 0:
+                continue
+            ref_end[x] = end_j
             if with_cigar:
-                rbuf = np.empty(row_size(mmax, nmax, K), np.int32)
-                cbuf = np.empty(col_size(mmax, nmax, K), np.int32)
-            else:
-                rbuf = np.empty(1, np.int32)
-                cbuf = np.empty(1, np.int32)
-            strip = np.empty(K, np.int32)
-            qk = np.empty(K, q.dtype)
-            quad = np.empty((K + 1) * (K + 1), np.int32)
-            for x in range(lo, hi):
-                p = order[x]
-                qb = qoff[p]
-                m = qoff[p + 1] - qb
-                tb = toff[p]
-                n = toff[p + 1] - tb
-                d, end_j = forward(q, qb, 1, m, t, tb, 1, n, infix, max_dist, n_code,
-                                   with_cigar, row, 0, 1, rbuf, 0, 1, cbuf, 0, 1, strip, qk)
-                dist[x] = d
-                ref_start[x] = -1
-                ref_end[x] = -1
-                n_ops[x] = 0
-                if d < 0:
-                    continue
-                ref_end[x] = end_j
-                if with_cigar:
-                    start, k_ops = traceback(q, qb, 1, m, t, tb, 1, n, infix, n_code, eqx,
-                                             end_j, rbuf, 0, 1, cbuf, 0, 1, quad,
-                                             slots, slot_off[x], 1)
-                    ref_start[x] = start
-                    n_ops[x] = k_ops
-                elif not infix:
-                    ref_start[x] = 0
+                start, k_ops = traceback(q, qb, 1, m, t, tb, 1, n, infix, n_code, eqx,
+                                         end_j, rbuf, 0, 1, cbuf, 0, 1, quad,
+                                         slots, slot_off[x], 1)
+                ref_start[x] = start
+                n_ops[x] = k_ops
+            elif not infix:
+                ref_start[x] = 0
 
-    return run
+    kernel = njit(nogil=True, cache=False)(named_for(align_chunk, f"k{K}"))
+    cache_by_source(kernel, "cpu", K)
+    return kernel
+
+
+def align_chunks(K: int, threads: int, chunk_bounds: np.ndarray, q, qoff, t, toff, order,
+                 *rest) -> None:
+    """Run :func:`chunk_kernel` over ``order[chunk_bounds[c]:chunk_bounds[c+1]]`` for every c.
+
+    ``rest`` are the kernel's arguments after ``hi``. Chunks are handed out
+    in order to ``threads`` threads as each finishes its last one.
+    """
+    kernel = chunk_kernel(K)
+    spans = zip(chunk_bounds[:-1].tolist(), chunk_bounds[1:].tolist())
+    if threads <= 1:
+        for lo, hi in spans:
+            kernel(q, qoff, t, toff, order, lo, hi, *rest)
+        return
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        for _ in pool.map(lambda span: kernel(q, qoff, t, toff, order, *span, *rest), spans):
+            pass

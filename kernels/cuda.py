@@ -16,6 +16,7 @@ from functools import cache
 import numpy as np
 from numba import config, cuda, int16, int32
 
+from .disk_cache import cache_by_source
 from .quadrant import build
 
 MAX_WINDOW = 1024
@@ -43,7 +44,11 @@ def vote_helper(enabled: bool = True):
 
 @cache
 def kernels(K: int, vote: bool = True):
-    """Compile (lazily, once) the forward and traceback kernels for quadrant size ``K``."""
+    """The forward and traceback kernels for quadrant size ``K``.
+
+    Compiled lazily, once per machine: numba keeps them in its disk cache,
+    keyed by ``K``, ``vote`` and the kernel sources (the simulator compiles nothing).
+    """
     ns = build(cuda.jit(device=True), vote_helper(vote), K)
     forward = ns.forward
     traceback = ns.traceback
@@ -95,6 +100,9 @@ def kernels(K: int, vote: bool = True):
         ref_start[p] = s
         n_ops[p] = k
 
+    if not config.ENABLE_CUDASIM:
+        for kernel in (forward_kernel, traceback_kernel):
+            cache_by_source(kernel, "cuda", K, vote)
     return forward_kernel, traceback_kernel, ns
 
 

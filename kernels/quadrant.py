@@ -31,6 +31,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from .disk_cache import named_for
+
 OP_M = 0
 OP_I = 1
 OP_D = 2
@@ -53,18 +55,24 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
 
     ``device_jit`` compiles a callable for the target; ``vote_all(done)`` is
     True when every active lane of the warp is done (on the CPU: ``done``).
-    Returns a namespace with ``forward``, ``traceback`` and ``align_pair``.
+    Returns a namespace with ``forward`` and ``traceback``. The functions
+    whose code depends on ``K`` are named for it (``forward_k16``), so that
+    kernels of different quadrant sizes loaded from the disk cache never
+    share a symbol.
     """
+    def device_fn(fn):
+        return device_jit(named_for(fn, f"k{K}"))
+
     KK = K + 1
     STEPS = 2 * K - 1
     BIG = 1 << 30
 
-    @device_jit
+    @device_fn
     def cost(a, b, n_code):
         """1 for a mismatch or an N on the read side, else 0."""
         return np.int32((a != b) | (a == n_code))
 
-    @device_jit
+    @device_fn
     def forward(q, qb, qs, m, t, tb, ts, n, infix, max_dist, n_code, store,
                 row, rowb, rows, rbuf, rbb, rbs, cbuf, cbb, cbs, strip, qk):
         """Fill the matrix in strips of K rows, keeping only quadrant boundaries.
@@ -142,7 +150,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             return np.int32(-1), 0
         return np.int32(best), best_j
 
-    @device_jit
+    @device_fn
     def emit(out, ob, os, nout, cur_op, cur_len, op, count):
         """Append ``count`` copies of ``op`` to the run-length-encoded output."""
         if count > 0:
@@ -156,7 +164,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 cur_len = count
         return nout, cur_op, cur_len
 
-    @device_jit
+    @device_fn
     def load_quadrant(q, qb, qs, m, t, tb, ts, n, n_code, a, b,
                       rbuf, rbb, rbs, cbuf, cbb, cbs, quad):
         """Recompute quadrant (a, b) from its stored top row and left column.
@@ -180,7 +188,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 gap = min(quad[(r - 1) * KK + c], quad[r * KK + c - 1]) + 1
                 quad[r * KK + c] = min(sub, gap)
 
-    @device_jit
+    @device_fn
     def traceback(q, qb, qs, m, t, tb, ts, n, infix, n_code, eqx, end_j,
                   rbuf, rbb, rbs, cbuf, cbb, cbs, quad, out, ob, os):
         """Trace from (m, end_j) back through the quadrants; write the CIGAR.

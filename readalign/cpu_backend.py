@@ -1,4 +1,4 @@
-"""CPU backend: runs the shared quadrant algorithm on every core (numba prange)."""
+"""CPU backend: runs the shared quadrant algorithm on every core (a thread per core)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ CHUNKS_PER_THREAD = 8
 def align_batch(q: Packed, t: Packed, idx: np.ndarray, job, k: int,
                 threads: int | None) -> BatchResult:
     """Align the pairs ``idx`` (length-sorted) on every core; results in ``idx`` order."""
-    from .kernels.cpu import batch_driver
+    from .kernels.cpu import align_chunks
 
     count = idx.shape[0]
-    nthreads = numba.get_num_threads()
-    use = nthreads if threads is None else max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))
+    use = numba.get_num_threads() if threads is None else max(
+        1, min(int(threads), numba.config.NUMBA_NUM_THREADS))
     nchunks = max(1, min(count, use * CHUNKS_PER_THREAD))
     bounds = np.linspace(0, count, nchunks + 1).astype(np.int64)
     m = q.lengths[idx]
@@ -30,12 +30,8 @@ def align_batch(q: Packed, t: Packed, idx: np.ndarray, job, k: int,
     ref_start = np.empty(count, dtype=np.int64)
     ref_end = np.empty(count, dtype=np.int64)
     n_ops = np.empty(count, dtype=np.int64)
-    numba.set_num_threads(use)
-    try:
-        batch_driver(k)(q.data, q.offsets, t.data, t.offsets, idx, bounds, job.infix,
-                        job.max_distance, job.n_code, job.eqx, job.with_cigar, slot_off, slots,
-                        dist, ref_start, ref_end, n_ops)
-    finally:
-        numba.set_num_threads(nthreads)
+    align_chunks(k, use, bounds, q.data, q.offsets, t.data, t.offsets, idx, job.infix,
+                 job.max_distance, job.n_code, job.eqx, job.with_cigar, slot_off, slots, dist,
+                 ref_start, ref_end, n_ops)
     return BatchResult(dist, ref_start, ref_end, n_ops,
                        [(0, count, gather_slices(slots, slot_off, n_ops))])

@@ -1,0 +1,64 @@
+"""numba's disk cache for kernels built by factories, keyed by what their code depends on.
+
+numba keys a cached closure by the pickled contents of its cells. The kernel
+factories (:func:`kernels.cpu.chunk_kernel`, :func:`kernels.cuda.kernels`)
+close over other dispatchers, whose pickles differ from process to process,
+so every process would compile the kernels again and add an entry it never
+reads. Their code depends only on the factory's arguments and on the kernel
+sources, so that is the key used here instead.
+
+Safe to load side by side only because every function whose code depends on
+a factory argument carries that argument in its name (see
+:func:`kernels.quadrant.build`): numba numbers functions per process, so two
+entries compiled in different processes can otherwise define the same
+symbol, and the process that loads both links one entry's calls into the
+other's code.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from pathlib import Path
+
+SOURCES = ("quadrant.py", "cpu.py", "cuda.py", "disk_cache.py")
+"""The files in this folder that the factory-built kernels are compiled from."""
+
+
+@functools.cache
+def sources_hash() -> str:
+    """SHA-256 of the kernel sources."""
+    h = hashlib.sha256()
+    for name in SOURCES:
+        h.update((Path(__file__).parent / name).read_bytes())
+    return h.hexdigest()
+
+
+@functools.cache
+def _keyed(base: type) -> type:
+    """``base`` (the dispatcher's cache class) with the index key replaced."""
+
+    class Keyed(base):
+        def _index_key(self, sig, codegen):
+            key = (sig, codegen.magic_tuple(), self.source_key)
+            launch = getattr(self, "_launch_config_key", None)  # newer numba-cuda
+            return key if launch is None else key + (("launch_config", launch),)
+
+    Keyed.__name__ = Keyed.__qualname__ = f"SourceKeyed{base.__name__}"
+    return Keyed
+
+
+def cache_by_source(dispatcher, *factory_args) -> None:
+    """Turn on ``dispatcher``'s disk cache, keyed by ``factory_args`` and the kernel sources."""
+    dispatcher.enable_caching()
+    cache = dispatcher._cache
+    cache.__class__ = _keyed(type(cache))
+    cache.source_key = (*factory_args, sources_hash())
+
+
+def named_for(fn, *factory_args):
+    """``fn`` renamed ``<name>_<arg>_<arg>...``, so its compiled symbols differ per factory call."""
+    suffix = "_".join(str(a) for a in factory_args)
+    fn.__name__ = f"{fn.__name__}_{suffix}"
+    fn.__qualname__ = f"{fn.__qualname__}_{suffix}"
+    return fn
