@@ -249,9 +249,6 @@ def batch_sizes(args: argparse.Namespace) -> list[int]:
 def main() -> None:
     args = parse_args()
     import readalign
-    from readalign.overlap import passive_omp_wait
-
-    passive_omp_wait()  # as the pipeline does; the warm-up below starts OpenMP first
 
     sizes = batch_sizes(args)
     args.batch_size = sizes[0]

@@ -9,7 +9,6 @@ background thread re-raise in the caller, in order.
 from __future__ import annotations
 
 import importlib
-import os
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -18,18 +17,6 @@ from typing import Any
 import numba
 
 _POLL = 0.1
-
-
-def passive_omp_wait() -> None:
-    """Let idle OpenMP workers sleep instead of spinning, unless ``OMP_WAIT_POLICY`` is set.
-
-    The align pipeline starts parallel regions from several stage threads
-    while htslib's threads compress; with OpenMP's default policy the workers
-    of each region spin after it ends and take CPU time from compression
-    (README: "What bounds the speed"). Only effective before numba's OpenMP
-    layer starts in this process, so the pipeline calls it first thing.
-    """
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def numba_threads(n: int) -> None:

@@ -32,7 +32,7 @@ from .io._text import display
 from .io.candidates import CandidateChunk, iter_candidates
 from .io.reads import ReadBatch, iter_reads
 from .io.reference import Reference
-from .overlap import Consumer, Inline, concurrent_launches_ok, numba_threads, passive_omp_wait, prefetch
+from .overlap import Consumer, Inline, concurrent_launches_ok, numba_threads, prefetch
 from .pairs import DEFAULT_PAD, Pairs, build_pairs, find_name, match_reads
 from .progress import Progress
 from .result import AlignResult
@@ -301,7 +301,6 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
     ``aligner`` replaces the kernel stage (benchmarks time the rest with a stand-in).
     """
     start = time.perf_counter()
-    passive_omp_wait()
     summary = Summary()
     progress = Progress(None, "reads", enabled=opts.progress, prefix="readalign: ")
     rg = parse_rg(opts.rg)
