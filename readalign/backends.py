@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 from functools import lru_cache
 
 from .errors import BackendUnavailableError
@@ -12,8 +11,6 @@ from .errors import BackendUnavailableError
 log = logging.getLogger("readalign")
 
 BACKENDS = ("auto", "cpu", "cuda")
-
-_probe: threading.Thread | None = None
 
 
 @lru_cache(maxsize=1)
@@ -35,19 +32,6 @@ def cuda_status() -> tuple[bool, str]:
         return False, f"CUDA unusable ({type(exc).__name__}: {exc})"
 
 
-def probe_in_background(name: str) -> None:
-    """Start :func:`cuda_status` in a thread when backend ``name`` may use the GPU.
-
-    Starting the CUDA driver and a context takes about half a second, mostly
-    in the driver with the GIL released; a command that has other start-up
-    work (opening the reference) does it meanwhile. :func:`resolve` waits.
-    """
-    global _probe
-    if name != "cpu" and _probe is None and cuda_status.cache_info().currsize == 0:
-        _probe = threading.Thread(target=cuda_status, name="readalign-gpu-probe", daemon=True)
-        _probe.start()
-
-
 def resolve(name: str) -> str:
     """Map a backend request to ``"cpu"`` or ``"cuda"``, logging the choice and reason."""
     if name not in BACKENDS:
@@ -55,8 +39,6 @@ def resolve(name: str) -> str:
     if name == "cpu":
         log.info("backend: cpu (requested)")
         return "cpu"
-    if _probe is not None:
-        _probe.join()
     ok, why = cuda_status()
     if name == "cuda":
         if not ok:

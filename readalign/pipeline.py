@@ -309,7 +309,6 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
     concurrent = concurrent_launches_ok()
     main_threads = numba.get_num_threads()
     numba_threads(opts.threads)
-    backends.probe_in_background(opts.backend)  # the GPU starts while the reference opens
     ref = Reference(opts.reference)
     backend = backends.resolve(opts.backend)
     summary.backend = backend
