@@ -28,7 +28,7 @@ from .bam import COMP16, NT16, Output, deflate_library, header_bytes, header_tex
 from .encoding import DNA_CODES, N_CODE, Packed
 from .engine import DEFAULT_K, Job, align_packed
 from .errors import InputError
-from .io._text import display
+from .io._text import display, is_empty
 from .io.candidates import CandidateChunk, iter_candidates
 from .io.reads import ReadBatch, iter_reads
 from .io.reference import Reference
@@ -75,6 +75,7 @@ class Options:
     backend: str = "auto"
     batch_size: int = 500_000
     progress: bool = False
+    allow_empty: bool = False  # empty reads/candidates files give a header-only BAM
     command_line: str = "readalign align"
     version: str = ""
 
@@ -284,6 +285,14 @@ def _write_stage(out: Output, st: dict[str, float]) -> Callable[[np.ndarray], No
     return write
 
 
+def _source(path: str, allow_empty: bool, reader: Callable[..., Iterator], *args) -> Iterator:
+    """``reader(*args)``, or nothing when the file is empty and empty input is allowed."""
+    if allow_empty and is_empty(path):
+        log.info("%s: empty file, no records (--allow-empty)", display(path))
+        return iter(())
+    return reader(*args)
+
+
 def _check(opts: Options) -> None:
     if opts.pad < 0:
         raise InputError(f"--pad must be >= 0, got {opts.pad}")
@@ -326,7 +335,8 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
         text = header_text(ref.names, ref.lengths, opts.version, opts.command_line,
                            rg[0] if rg else None)
         out.writer.write(header_bytes(text, ref.names, ref.lengths))
-        chunks = iter_candidates(opts.candidates, ref, opts.candidates_format)
+        chunks = _source(opts.candidates, opts.allow_empty, iter_candidates, opts.candidates, ref,
+                         opts.candidates_format)
         st = summary.stage_seconds
 
         def ahead(items: Iterator, name: str, depth: int = 1) -> Iterator:
@@ -346,7 +356,8 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
 
         cands = CandidateStream(ahead(chunks, "candidates", _CAND_DEPTH), opts.candidates,
                                 opts.reads)
-        reads = ahead(_read_stage(iter_reads(opts.reads, opts.batch_size), cands, st), "read")
+        batches = _source(opts.reads, opts.allow_empty, iter_reads, opts.reads, opts.batch_size)
+        reads = ahead(_read_stage(batches, cands, st), "read")
         work = ahead(_pairs_stage(reads, ref, opts, st), "pairs")
         writer = behind(_write_stage(out, st), "write", depth=1)
         assembler = behind(_assemble_stage(writer, ref, opts, summary, progress), "assemble",

@@ -283,6 +283,36 @@ def test_cli_error_is_one_line_and_exit_1(data, tmp_path):
     assert not out.exists()
 
 
+def test_allow_empty_writes_a_header_only_bam(data, tmp_path):
+    reads, cands = tmp_path / "empty.fq.gz", tmp_path / "empty.paf"
+    with gzip.open(reads, "wb"):
+        pass
+    cands.write_text("")
+    for sort in ([], ["--sort"]):
+        out, summary = tmp_path / f"e{len(sort)}.bam", tmp_path / "s.json"
+        rc = main(["align", "-q", "-r", data["ref"], "--reads", str(reads), "-c", str(cands),
+                   "-o", str(out), "--allow-empty", "--summary-json", str(summary), *sort])
+        assert rc == 0
+        _sh([require_tool("samtools"), "quickcheck", "-v", str(out)])
+        with pysam.AlignmentFile(str(out)) as f:
+            assert list(f.references) == ["lambda", "decoy"]
+            assert list(f.fetch(until_eof=True)) == []
+        assert json.loads(summary.read_text())["reads_in"] == 0
+        assert os.path.exists(f"{out}.bai") == bool(sort)
+
+
+def test_allow_empty_still_checks_what_is_not_empty(data, tmp_path):
+    """Empty reads with candidates left over is still an error, and nothing is written."""
+    reads = tmp_path / "empty.fq"
+    reads.write_text("")
+    out = tmp_path / "x.bam"
+    with pytest.raises(InputError, match=r"c\.tsv: line 1: read '.*' is not in empty\.fq"):
+        run(Options(reference=data["ref"], reads=str(reads),
+                    candidates=_tsv(tmp_path, [f"{data['names'][0]}\tlambda\t0\t100\t+"]),
+                    output=str(out), backend="cpu", allow_empty=True))
+    assert not out.exists()
+
+
 def test_compression_level_same_records(data, unsorted, tmp_path):
     base, _ = unsorted
     want = [r.to_string() for r in records(base)]

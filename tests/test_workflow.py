@@ -149,6 +149,27 @@ def test_example_stats_logs_and_benchmarks(example):
         assert (out / "aligned" / f"{c}.summary.json").exists()
 
 
+def test_fewer_reads_than_chunks(tmp_path):
+    """Empty chunks (3 reads, 5 jobs) align to header-only BAMs; the merge has every read."""
+    with pysam.FastxFile(str(REPO / CONFIG["reads"])) as f:
+        reads = [r for _, r in zip(range(3), f)]
+    (tmp_path / "few.fq").write_text("".join(f"{r}\n" for r in reads))
+    names = {r.name for r in reads}
+    with gzip.open(REPO / CONFIG["candidates"], "rt") as fh:
+        paf = [line for line in fh if line.split("\t", 1)[0] in names]
+    (tmp_path / "few.paf").write_text("".join(paf))
+    cfg = _example_workdir(tmp_path, upstream=False, reads="few.fq", candidates="few.paf",
+                           candidates_format="auto", chunks=5)
+    res = snakemake("-s", SNAKEFILE, "--directory", tmp_path, "--configfile", cfg, "--cores", "2",
+                    cwd=REPO)
+    assert res.returncode == 0, res.stdout[-6000:]
+    bam = tmp_path / CONFIG["outdir"] / f"{CONFIG['name']}.bam"
+    with pysam.AlignmentFile(str(bam)) as f:
+        primary = [r.query_name for r in f.fetch(until_eof=True)
+                   if not (r.is_secondary or r.is_supplementary)]
+    assert sorted(primary) == sorted(names)
+
+
 def test_a_failing_job_leaves_nothing_that_looks_complete(tmp_path):
     # one candidate of a read in the last chunk names a contig the reference lacks
     scatter = _load_script("scatter")

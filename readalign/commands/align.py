@@ -61,6 +61,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=int, default=500_000,
                    help="reads per batch; memory is bounded by it")
     p.add_argument("--summary-json", default=None, help="also write the run summary here")
+    p.add_argument("--allow-empty", action="store_true",
+                   help="accept an empty reads file (and candidates file): the output is a BAM "
+                        "with the header and no records. Without it an empty file is an error; "
+                        "workflows that split their input into chunks, some possibly empty, "
+                        "pass it")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -81,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         max_distance=args.max_distance, secondary=args.secondary, eqx=args.eqx,
         sort=args.sort, sam=args.sam, rg=args.rg, threads=args.threads, backend=args.backend,
         compression_level=args.compression_level,
-        batch_size=args.batch_size,
+        batch_size=args.batch_size, allow_empty=args.allow_empty,
         progress=sys.stderr.isatty() and not args.quiet,
         command_line="readalign " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "readalign align",
         version=__version__,

@@ -20,6 +20,21 @@ def display(path: str) -> str:
     return os.path.basename(path) if path != "-" else "<stdin>"
 
 
+def is_empty(path: str) -> bool:
+    """Whether ``path`` holds no data (no bytes, or a gzip stream of none).
+
+    A file that cannot be opened or decoded counts as not empty: its reader
+    reports the problem.
+    """
+    try:
+        with open(path, "rb") as raw:
+            head = raw.peek(2)[:2]
+            stream = gzip.GzipFile(fileobj=raw) if head == GZIP_MAGIC else raw
+            return not stream.peek(1)[:1]
+    except (OSError, EOFError):
+        return False
+
+
 def open_bytes(path: str) -> BinaryIO:
     """Open ``path`` for binary reading, decompressing gzip/bgzip (found by magic bytes).
 

@@ -19,6 +19,7 @@ READALIGN_DEFAULTS = {
     "secondary": False,       # also write the other candidates as secondary records
     "eqx": False,             # =/X CIGAR operations instead of M
     "sort": False,            # coordinate-sort (and index) each output
+    "allow_empty": False,     # empty reads/candidates files give a header-only BAM
     "read_group": None,       # @RG line without the "@RG\t", e.g. "ID:s1\tSM:s1"
     "backend": "auto",        # auto, cpu or cuda
     "extra": "",              # further `readalign align` arguments, verbatim
@@ -69,9 +70,9 @@ def readalign_arguments(cfg=READALIGN_CONFIG):
         args += ["--pad", str(int(cfg["pad"]))]
     if cfg["max_distance"] is not None:
         args += ["--max-distance", str(int(cfg["max_distance"]))]
-    for flag in ("secondary", "eqx", "sort"):
+    for flag in ("secondary", "eqx", "sort", "allow_empty"):
         if cfg[flag]:
-            args.append(f"--{flag}")
+            args.append(f"--{flag.replace('_', '-')}")
     if cfg["read_group"]:
         args += ["--rg", str(cfg["read_group"]).replace("\t", "\\t")]
     text = " ".join(shlex.quote(a) for a in args)

@@ -10,7 +10,8 @@ Reads: FASTQ or FASTA (optionally gzipped), or unaligned BAM. Candidates: PAF or
 ``read_name`` column header before the first record are copied to every chunk), SAM or BAM
 (the header is copied to every chunk). Candidates must be grouped by read in the order of the
 reads file, as minimap2 writes them; reads without candidates are allowed; names must match
-exactly, as readalign matches them. Chunks may be empty when there are fewer reads than chunks.
+exactly, as readalign matches them. Chunks may be empty when there are fewer reads than chunks
+(the workflow aligns them with ``--allow-empty``, which gives a header-only BAM).
 
 Used by the example workflow through Snakemake's ``script:`` directive and runnable by hand:
 
