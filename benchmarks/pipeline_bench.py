@@ -115,7 +115,7 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--dir", default=None, help="work directory (default: a temporary one)")
     ap.add_argument("--runs", type=int, default=1,
                     help="timed runs in this process; the table shows the last (default 1). 0: "
-                         "none and no warm-up, so the first --cli run meets a cold disk cache")
+                         "none and no warm-up, so the first --cli run meets numba's disk cache as it is")
     ap.add_argument("--cli", type=int, nargs="?", const=1, default=0, metavar="N",
                     help="also time the command line N times (default 1) on the same files: a new "
                          "process each, startup and numba's disk cache included")

@@ -55,7 +55,8 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
 
     ``device_jit`` compiles a callable for the target; ``vote_all(done)`` is
     True when every active lane of the warp is done (on the CPU: ``done``).
-    Returns a namespace with ``forward`` and ``traceback``. The functions
+    Returns a namespace of the per-pair functions (``forward``, ``traceback``
+    and their helpers). The functions
     whose code depends on ``K`` are named for it (``forward_k16``), so that
     kernels of different quadrant sizes loaded from the disk cache never
     share a symbol.

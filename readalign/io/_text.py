@@ -20,6 +20,12 @@ def display(path: str) -> str:
     return os.path.basename(path) if path != "-" else "<stdin>"
 
 
+def _decoded(raw: BinaryIO) -> BinaryIO:
+    """``raw`` itself, or a gzip reader over it when it starts with the gzip magic."""
+    head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+    return gzip.GzipFile(fileobj=raw) if head == GZIP_MAGIC else raw
+
+
 def is_empty(path: str) -> bool:
     """Whether ``path`` holds no data (no bytes, or a gzip stream of none).
 
@@ -28,9 +34,7 @@ def is_empty(path: str) -> bool:
     """
     try:
         with open(path, "rb") as raw:
-            head = raw.peek(2)[:2]
-            stream = gzip.GzipFile(fileobj=raw) if head == GZIP_MAGIC else raw
-            return not stream.peek(1)[:1]
+            return not _decoded(raw).peek(1)[:1]
     except (OSError, EOFError):
         return False
 
@@ -44,8 +48,7 @@ def open_bytes(path: str) -> BinaryIO:
         raw = open(path, "rb")  # noqa: SIM115 - returned to the caller
     except OSError as exc:
         raise InputError(f"{display(path)}: cannot open ({exc.strerror})") from None
-    head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
-    stream: BinaryIO = gzip.GzipFile(fileobj=raw) if head == GZIP_MAGIC else raw
+    stream = _decoded(raw)
     try:
         first = stream.peek(1)[:1] if hasattr(stream, "peek") else b""
     except (OSError, EOFError) as exc:
