@@ -11,6 +11,16 @@ sys.path.insert(0, str(Path(__file__).parent))
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
+def _has_gpu() -> bool:
+    """Whether a real CUDA GPU runs the kernels (the simulator does not count)."""
+    from readalign.backends import cuda_status
+
+    return cuda_status()[0] and os.environ.get("NUMBA_ENABLE_CUDASIM") != "1"
+
+
+HAS_GPU = _has_gpu()
+
+
 def require_tool(name: str) -> str:
     """Path of external tool ``name``; skip the test without it (fail instead when CI=true)."""
     import shutil

@@ -8,12 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import HAS_GPU
 
 import readalign
-from readalign.backends import cuda_status
 
 HERE = Path(__file__).parent
-HAS_GPU = cuda_status()[0] and os.environ.get("NUMBA_ENABLE_CUDASIM") != "1"
 gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
 
 

@@ -12,8 +12,8 @@ import subprocess
 import sys
 
 import pytest
+from conftest import HAS_GPU
 from oracle import dp_distance, replay
-from test_cuda import HAS_GPU
 
 SCRIPT = """
 import json, random, sys

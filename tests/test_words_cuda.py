@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import HAS_GPU
 from numba import njit
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
@@ -16,10 +17,8 @@ from readalign.kernels import words as kw
 
 import readalign
 from readalign import words
-from readalign.backends import cuda_status
 
 HERE = Path(__file__).parent
-HAS_GPU = cuda_status()[0] and os.environ.get("NUMBA_ENABLE_CUDASIM") != "1"
 gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
 
 def _forms(ns):
