@@ -7,12 +7,13 @@ so every process would compile the kernels again and add an entry it never
 reads. Their code depends only on the factory's arguments and on the kernel
 sources, so that is the key used here instead.
 
-Safe to load side by side only because every function whose code depends on
-a factory argument carries that argument in its name (see
-:func:`kernels.quadrant.build`): numba numbers functions per process, so two
-entries compiled in different processes can otherwise define the same
-symbol, and the process that loads both links one entry's calls into the
-other's code.
+On the CPU, entries are safe to load side by side only because every
+function whose code depends on the quadrant size carries it in its name (see
+:func:`kernels.quadrant.build`): numba numbers functions per process, and a
+cached entry's callees are weak symbols, so two entries compiled in
+different processes could otherwise define the same symbol and the process
+that loads both would link one entry's calls into the other's code. Each
+CUDA kernel is loaded as a module of its own, so symbols cannot meet there.
 """
 
 from __future__ import annotations
