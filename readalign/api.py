@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import backends
-from .encoding import N_CODE, NO_N, pack_dna, pack_text
+from .encoding import N_CODE, NO_N, check_same_kind, pack_dna, pack_text
 from .engine import DEFAULT_K, Job, align_packed, align_with, check_counts
 from .result import AlignResult
 from .timing import stage
@@ -65,6 +65,7 @@ def edit_distance(a, b, max_distance: int | None = None, backend: str = "auto", 
     md = _check_max_distance(max_distance)
     qa, qb = pack_text(a, "a", lazy=bool(cigar)), pack_text(b, "b", lazy=bool(cigar))
     check_counts(qa, qb)
+    check_same_kind(qa, qb, "a", "b")
     name = backends.resolve(backend)
     if not cigar and name == "cuda":
         from .cuda_words import pairwise_gpu

@@ -14,6 +14,14 @@ BACKENDS = ("auto", "cpu", "cuda")
 
 
 @lru_cache(maxsize=1)
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask; all of them where there is none)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity call on this platform (macOS, Windows)
+        return os.cpu_count() or 1
+
+
 def cuda_status() -> tuple[bool, str]:
     """Return (usable, reason): whether a CUDA GPU can run the kernels (probed once)."""
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":

@@ -17,12 +17,14 @@ import os
 import shutil
 import struct
 import sys
+import tempfile
 
 import numpy as np
 from numba import njit, prange
 
-from .errors import InputError
+from .errors import InputError, OutputError
 from .hostkernels import decimal_digits, write_decimal
+from .outfiles import TempFile, output_error, probe_write_error
 
 NT16 = np.full(256, 15, dtype=np.uint8)
 for _i, _c in enumerate(b"=ACMGRSVTWYHKDBN"):
@@ -408,8 +410,11 @@ def _htslib() -> ctypes.CDLL:
     from pysam import libchtslib
 
     lib = ctypes.CDLL(libchtslib.__file__)
-    lib.bgzf_open.restype = ctypes.c_void_p
-    lib.bgzf_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+    lib.bgzf_dopen.restype = ctypes.c_void_p
+    lib.bgzf_dopen.argtypes = [ctypes.c_int, ctypes.c_char_p]
+    lib.hts_set_log_level.restype = None
+    lib.hts_set_log_level.argtypes = [ctypes.c_int]
+    lib.hts_set_log_level(0)  # failures are reported once, by readalign, naming the file
     lib.bgzf_mt.restype = ctypes.c_int
     lib.bgzf_mt.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
     lib.bgzf_write.restype = ctypes.c_ssize_t
@@ -431,47 +436,84 @@ def deflate_library() -> str:
 
 
 class BgzfWriter:
-    """htslib's BGZF writer with its compression thread pool."""
+    """htslib's BGZF writer with its compression thread pool, on a descriptor we opened.
 
-    def __init__(self, path: str, threads: int, level: int | None = None) -> None:
+    ``fd`` is handed over (htslib closes it). A failed write or close raises
+    the OS's reason for ``name`` (``no space left on device``, a closed pipe),
+    found by :func:`probe_write_error` on a descriptor kept for that.
+    """
+
+    def __init__(self, fd: int, name: str, threads: int, level: int | None = None) -> None:
         self._lib = _htslib()
+        self.name = name
         mode = b"wb" + (str(level).encode() if level is not None else b"")
-        self._fp = self._lib.bgzf_open(path.encode(), mode)
+        self._probe = os.dup(fd)
+        self._fp = self._lib.bgzf_dopen(fd, mode)
         if not self._fp:
-            raise OSError(f"cannot open {path} for writing")
+            os.close(fd)
+            raise self._failure()
         # htslib queues blocks for its pool (n_sub_blks is advisory in htslib >= 1.4):
         # bgzf_write copies into 64 KiB blocks and returns; compression runs on the pool
         if threads > 1 and self._lib.bgzf_mt(self._fp, threads, 256) != 0:
+            self.abandon()
             raise OSError("htslib could not start its BGZF thread pool")
+
+    def _failure(self) -> OSError:
+        exc = probe_write_error(self._probe, self.name)
+        self._close_probe()
+        return exc
+
+    def _close_probe(self) -> None:
+        if self._probe >= 0:
+            fd, self._probe = self._probe, -1
+            os.close(fd)
 
     def write(self, data: bytes | np.ndarray) -> None:
         """Append raw bytes (BAM header or records)."""
         arr = np.frombuffer(data, np.uint8) if isinstance(data, bytes) else data
         n = arr.shape[0]
         if n and self._lib.bgzf_write(self._fp, arr.ctypes.data, n) != n:
-            raise OSError("htslib BGZF write failed")
+            raise self._failure()
 
     def close(self) -> None:
         """Flush, write the EOF block and close."""
         if self._fp:
             fp, self._fp = self._fp, None
             if self._lib.bgzf_close(fp) != 0:
-                raise OSError("htslib BGZF close failed")
+                raise self._failure()
+        self._close_probe()
 
     def abandon(self) -> None:
-        """Close after a failure (the file is deleted by the caller)."""
+        """Close after a failure, whatever htslib says (the caller removes the file)."""
         with contextlib.suppress(OSError):
             self.close()
+        self._close_probe()
 
 
 # ---------------------------------------------------------------- output files
 
 
+def _bam_to_sam(src: str, dst: str, threads: int) -> None:
+    """Write the BAM ``src`` as SAM text to ``dst`` (pysam's samtools view cannot write to a file)."""
+    import pysam
+
+    try:
+        with pysam.AlignmentFile(src, "rb", threads=threads, check_sq=False) as inp, \
+                pysam.AlignmentFile(dst, "w", template=inp) as out:
+            for rec in inp:
+                out.write(rec)
+    except OSError as exc:
+        raise output_error(dst, exc) from None
+
+
 class Output:
-    """Where the BAM goes: a temporary file renamed on success, or stdout.
+    """Where the BAM goes: a temporary file beside the target, renamed on success, or stdout.
 
     ``--sam`` and ``--sort`` write a fast temporary BAM first, then convert
-    or sort it with samtools (through pysam) into the final name.
+    or sort it with samtools (through pysam) into a second temporary file.
+    :meth:`close` finishes every file under its temporary name (so a
+    ``--summary-json`` can still fail the run), :meth:`commit` renames them
+    into place, :meth:`fail` removes this run's temporary files and nothing else.
     """
 
     def __init__(self, path: str, sam: bool, sort: bool, threads: int,
@@ -480,75 +522,91 @@ class Output:
         self.level = level
         self.stdout = path == "-"
         self.direct = not sam and not sort
-        if self.stdout:
-            base = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"readalign.{os.getpid()}")
-        else:
-            d = os.path.dirname(os.path.abspath(path))
-            if not os.path.isdir(d):
-                raise InputError(f"{path}: output directory does not exist")
-            base = os.path.join(d, f".{os.path.basename(path)}.tmp{os.getpid()}")
-        self._base = base
-        self.temps: list[str] = []
+        self.temps: list[TempFile] = []
+        self._final: list[tuple[TempFile, str]] = []  # (finished temporary file, its target)
         if self.direct and self.stdout:
-            self.bam_path = "-"
+            fd, name = os.dup(sys.stdout.fileno()), "stdout"
         else:
-            self.bam_path = self._temp(".bam")
-        # a temporary BAM (before sort or SAM conversion) is only read back: fastest level
-        self.writer = BgzfWriter(self.bam_path, self.threads, level if self.direct else 1)
+            tmp = self._temp(".bam")
+            fd, name = tmp.take_fd(), path if self.direct else tmp.name
+        self.bam = self.temps[0] if self.temps else None
+        try:
+            # a temporary BAM (before sort or SAM conversion) is only read back: fastest level
+            self.writer = BgzfWriter(fd, "stdout" if self.stdout else name, self.threads,
+                                     level if self.direct else 1)
+        except BaseException:
+            self.cleanup()
+            raise
 
-    def _temp(self, suffix: str) -> str:
-        p = self._base + suffix
-        self.temps.append(p)
-        return p
+    def _temp(self, suffix: str) -> TempFile:
+        target = os.path.join(tempfile.gettempdir(), "readalign") if self.stdout else self.path
+        tmp = TempFile(target, suffix)
+        self.temps.append(tmp)
+        return tmp
 
-    def finish(self) -> None:
-        """Close the BAM, sort/convert/index as asked and move into place."""
+    def add(self, tmp: TempFile) -> None:
+        """Another finished file (e.g. the summary) to rename with the output, or remove on failure."""
+        self.temps.append(tmp)
+        self._final.append((tmp, tmp.path))
+
+    def close(self) -> None:
+        """Close the BAM and sort/convert/index as asked, all under temporary names."""
         import pysam
 
         self.writer.close()
-        src = self.bam_path
-        if self.sort:
-            dst = self._temp(".sorted.bam")
-            level = () if self.level is None else ("-l", str(self.level))
-            pysam.sort("-@", str(self.threads), "-m", "512M", *level, "-T",
-                       self._base + ".sorttmp", "-o", dst, src)
-            src = dst
-        if self.sam:
-            dst = self._temp(".sam")
-            pysam.view("-h", "-@", str(self.threads), "-o", dst, src)
-            src = dst
-        if self.stdout:
-            if src != "-":
-                with open(src, "rb") as fh:
-                    shutil.copyfileobj(fh, sys.stdout.buffer, 1 << 22)
-                sys.stdout.buffer.flush()
-        else:
-            index = None
-            if self.sort and not self.sam:
-                index = self._temp(".sorted.bam.bai")
-                pysam.index("-@", str(self.threads), src, index)
-            os.replace(src, self.path)
-            if index:
-                os.replace(index, self.path + ".bai")
+        if self.bam is None:
+            return
+        src = self.bam.name
+        try:
+            if self.sort:
+                dst = self._temp(".sorted.bam")
+                level = () if self.level is None else ("-l", str(self.level))
+                pysam.sort("-@", str(self.threads), "-m", "512M", *level, "-T", dst.name + ".part",
+                           "-o", dst.name, src)
+                src = dst.name
+                if not self.sam and not self.stdout:
+                    index = self._temp(".bai")
+                    pysam.index("-@", str(self.threads), "-o", index.name, src)
+                    self._final.append((index, self.path + ".bai"))
+            if self.sam:
+                dst = self._temp(".sam")
+                _bam_to_sam(src, dst.name, self.threads)
+                src = dst.name
+        except pysam.SamtoolsError as exc:
+            raise OutputError(f"{self.path}: samtools failed: {str(exc).strip()[-300:]}") from None
+        self._result = src
+
+    def commit(self) -> None:
+        """Put the finished files in place (or on stdout) and remove the temporary ones."""
+        if self.bam is not None:
+            src = next(t for t in self.temps if t.name == self._result)
+            if self.stdout:
+                self._to_stdout(src.name)
+            else:
+                self._final.insert(0, (src, self.path))
+        for tmp, target in self._final:
+            tmp.path = target
+            tmp.commit()
         self.cleanup()
 
+    def _to_stdout(self, name: str) -> None:
+        try:
+            with open(name, "rb") as fh:
+                shutil.copyfileobj(fh, sys.stdout.buffer, 1 << 22)
+            sys.stdout.buffer.flush()
+        except OSError as exc:
+            raise output_error("stdout", exc) from None
+
     def cleanup(self) -> None:
-        """Remove temporary files (all of them after a failure)."""
-        for p in self.temps:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(p)
+        """Remove this run's temporary files that are still there."""
+        for tmp in self.temps:
+            tmp.discard()
         self.temps = []
 
     def fail(self) -> None:
-        """Abandon the output: nothing that looks complete is left.
+        """Abandon the output: remove this run's temporary files, touch nothing else.
 
-        A stream to stdout is left without its EOF block (readers see it as
-        truncated); a file output is removed, including one left by an earlier run.
+        A stream to stdout is left without its EOF block (readers see it as truncated).
         """
-        if self.bam_path != "-":
-            self.writer.abandon()
+        self.writer.abandon()
         self.cleanup()
-        if not self.stdout:
-            for p in (self.path, self.path + ".bai"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(p)

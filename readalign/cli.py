@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
+import signal
 import sys
 
 from . import __version__
@@ -14,6 +16,16 @@ COMMANDS = ("align", "distance")
 """Modules under readalign.commands, in the order --help lists them."""
 
 log = logging.getLogger("readalign")
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Show an option's default only when it means something and its help does not state one."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default in (None, False, argparse.SUPPRESS) or "default" in text:
+            return text
+        return super()._get_help_string(action)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,14 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"readalign {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        try:
-            mod = importlib.import_module(f".commands.{name}", __package__)
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__package__}.commands.{name}":
-                raise
-            continue  # a command whose module is not there yet
+        mod = importlib.import_module(f".commands.{name}", __package__)
         p = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.__doc__,
-                           formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                           formatter_class=HelpFormatter)
         p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
         p.add_argument("-q", "--quiet", action="store_true",
                        help="only warnings and errors on stderr; no progress bar")
@@ -56,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     setup_logging(args.verbose, args.quiet)
+    previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         return int(args._run(args) or 0)
     except ReadalignError as exc:
@@ -64,8 +72,29 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         log.error("interrupted")
         return 130
+    except Terminated:
+        log.error("terminated")
+        return 143
     except BrokenPipeError:
+        _silence_stdout()
         return 141
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: unwind like Ctrl-C, so temporary outputs are removed."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe, point stdout at /dev/null: no flush error at interpreter exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":

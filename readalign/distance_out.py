@@ -2,7 +2,7 @@
 
 Every writer takes blocks of consecutive query rows (``write``) and is
 finished by ``close``. Files are written under a temporary name and renamed
-only when the run succeeds (:func:`atomic_output`).
+only when the run succeeds (:func:`readalign.outfiles.atomic`).
 """
 
 from __future__ import annotations
@@ -155,17 +155,3 @@ class TriplesNpy:
         self.fh.close()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.side)
-
-
-@contextlib.contextmanager
-def atomic_output(path: str):
-    """Yield a temporary name next to ``path``; rename it to ``path`` only on success."""
-    folder, base = os.path.split(os.path.abspath(path))
-    tmp = os.path.join(folder, f".{base}.tmp{os.getpid()}")
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise

@@ -156,6 +156,18 @@ def pack_dna(seqs: object, what: str = "sequences", lazy: bool = False) -> Packe
     return Packed(_with_pad(flat), _lengths(seqs))
 
 
+def check_same_kind(a: Packed | GridPacked, b: Packed | GridPacked, a_name: str,
+                    b_name: str) -> None:
+    """Text lists compared with each other must both be str or both bytes (TypeError otherwise)."""
+    def kind(p: Packed | GridPacked) -> str:
+        dtype = p.code_dtype if isinstance(p, GridPacked) else p.data.dtype
+        return "str" if dtype == np.uint32 else "bytes"
+
+    if len(a) and len(b) and kind(a) != kind(b):
+        raise TypeError(f"{a_name} are {kind(a)} but {b_name} are {kind(b)}: "
+                        "compare str with str or bytes with bytes")
+
+
 def pack_text(seqs: object, what: str = "strings", lazy: bool = False) -> Packed | GridPacked:
     """Pack text: str by Unicode code point (uint32), bytes by byte (uint8).
 

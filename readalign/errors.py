@@ -11,3 +11,7 @@ class InputError(ReadalignError, ValueError):
 
 class BackendUnavailableError(ReadalignError, RuntimeError):
     """The requested backend cannot run here (e.g. ``cuda`` without a GPU)."""
+
+
+class OutputError(ReadalignError, OSError):
+    """An output cannot be written (disk full, no permission); the message names the file."""

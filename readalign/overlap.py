@@ -59,6 +59,11 @@ def _put(q: queue.Queue, item: Any, stop: threading.Event) -> bool:
     return False
 
 
+ABANDON_SECONDS = 5.0
+"""How long an interrupted or failed run waits for a stage thread before it leaves it behind
+(a daemon thread blocked reading a stalled pipe never returns)."""
+
+
 def prefetch(items: Iterator[Any], threads: int, depth: int = 1,
              name: str = "readalign-reader") -> Iterator[Any]:
     """Yield ``items``, producing the next ones in a background thread (``depth`` ahead)."""
@@ -77,18 +82,21 @@ def prefetch(items: Iterator[Any], threads: int, depth: int = 1,
 
     thread = threading.Thread(target=work, name=name, daemon=True)
     thread.start()
+    finished = False
     try:
         while True:
             got = q.get()
             if got is None:
+                finished = True
                 return
             ok, item = got
             if not ok:
+                finished = True
                 raise item
             yield item
     finally:
         stop.set()
-        thread.join()
+        thread.join(None if finished else ABANDON_SECONDS)
 
 
 class Consumer:
@@ -140,9 +148,9 @@ class Consumer:
         self._raise()
 
     def abort(self) -> None:
-        """Stop after the item in progress and drop the rest."""
+        """Stop after the item in progress and drop the rest (waiting a few seconds at most)."""
         self._stop.set()
-        self._thread.join()
+        self._thread.join(ABANDON_SECONDS)
 
 
 class Inline:

@@ -30,6 +30,18 @@ def _same(a, a0, a1, b, b0, b1):
 
 
 @njit(cache=True, nogil=True)
+def repeated_names(names, off):
+    """Reads whose name equals the previous read's name: (count, index of the first or -1)."""
+    count, first = 0, -1
+    for i in range(1, off.shape[0] - 1):
+        if _same(names, off[i - 1], off[i], names, off[i], off[i + 1]):
+            count += 1
+            if first < 0:
+                first = i
+    return count, first
+
+
+@njit(cache=True, nogil=True)
 def match_reads(rnames, roff, cnames, coff, i0):
     """Walk reads from ``i0`` and candidates from 0 while names match.
 

@@ -13,6 +13,7 @@ every core.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
@@ -28,12 +29,13 @@ from .bam import COMP16, NT16, Output, deflate_library, header_bytes, header_tex
 from .encoding import DNA_CODES, N_CODE, Packed
 from .engine import DEFAULT_K, Job, align_packed
 from .errors import InputError
-from .io._text import display, is_empty
+from .io._text import display
 from .io.candidates import CandidateChunk, iter_candidates
 from .io.reads import ReadBatch, iter_reads
 from .io.reference import Reference
+from .outfiles import write_bytes
 from .overlap import Consumer, Inline, concurrent_launches_ok, numba_threads, prefetch
-from .pairs import DEFAULT_PAD, Pairs, build_pairs, find_name, match_reads
+from .pairs import DEFAULT_PAD, Pairs, build_pairs, find_name, match_reads, repeated_names
 from .progress import Progress
 from .result import AlignResult
 from .select import read_bounds, select_best
@@ -78,6 +80,7 @@ class Options:
     allow_empty: bool = False  # empty reads/candidates files give a header-only BAM
     command_line: str = "readalign align"
     version: str = ""
+    summary_json: str | None = None  # also write the summary here (renamed with the output)
 
 
 @dataclass
@@ -91,6 +94,7 @@ class Summary:
     pairs: int = 0
     pairs_aligned: int = 0
     records: int = 0
+    repeated_names: int = 0  # reads named like the read before them (written unmapped)
     backend: str = ""
     deflate: str = ""
     seconds: float = 0.0
@@ -105,11 +109,15 @@ class Summary:
                 f"backend {self.backend}; BGZF deflate {self.deflate}; {self.seconds:.2f}s "
                 f"({self.reads_per_second:,.0f} reads/s; {st})")
 
-    def save(self, path: str) -> None:
-        """Write the summary as JSON."""
-        with open(path, "w") as fh:
-            json.dump(asdict(self), fh, indent=2)
-            fh.write("\n")
+    def json(self) -> str:
+        """The summary as a JSON document."""
+        return json.dumps(asdict(self), indent=2) + "\n"
+
+
+def _finish_summary(summary: Summary, start: float) -> None:
+    summary.seconds = time.perf_counter() - start
+    summary.reads_per_second = summary.reads_in / max(summary.seconds, 1e-9)
+    summary.stage_seconds = {k: round(v, 4) for k, v in summary.stage_seconds.items()}
 
 
 class _QuietBackendLog(logging.Filter):
@@ -196,8 +204,38 @@ def _no_candidates() -> CandidateChunk:
                           np.zeros(0, np.int64))
 
 
-def _read_stage(batches: Iterator[ReadBatch], cands: CandidateStream,
-                st: dict[str, float]) -> Iterator[tuple[ReadBatch, CandidateChunk, np.ndarray]]:
+class RepeatedNames:
+    """Reads named like the read before them: counted, and the first one remembered for the log."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first = ""
+        self._last = b""
+
+    def add(self, batch: ReadBatch) -> None:
+        """Count the repeats in ``batch`` (including one across the previous batch's end)."""
+        if len(batch) == 0:
+            return
+        name0 = bytes(batch.names[batch.name_off[0]:batch.name_off[1]])
+        if name0 == self._last:
+            self.count += 1
+            self.first = self.first or (f"'{name0.decode('latin-1')}', read {batch.first + 1}")
+        n, i = repeated_names(batch.names, batch.name_off)
+        if n:
+            self.count += int(n)
+            self.first = self.first or f"'{batch.name(int(i))}', read {batch.first + int(i) + 1}"
+        self._last = bytes(batch.names[batch.name_off[-2]:batch.name_off[-1]])
+
+    def warn(self, reads_path: str) -> None:
+        """One warning for the whole run, if any read repeated its predecessor's name."""
+        if self.count:
+            log.warning("%s: %d read(s) have the same name as the read before them (first: %s); "
+                        "all candidates of a name go to its first read and the repeats are "
+                        "written unmapped", display(reads_path), self.count, self.first)
+
+
+def _read_stage(batches: Iterator[ReadBatch], cands: CandidateStream, st: dict[str, float],
+                repeats: RepeatedNames) -> Iterator[tuple[ReadBatch, CandidateChunk, np.ndarray]]:
     """Parse batches and match their candidates (stage read)."""
     while True:
         t0 = time.perf_counter()
@@ -205,6 +243,7 @@ def _read_stage(batches: Iterator[ReadBatch], cands: CandidateStream,
         if batch is None:
             cands.finish()
             return
+        repeats.add(batch)
         chunk, read_idx = cands.take(batch)
         st["read"] += time.perf_counter() - t0
         yield batch, chunk if chunk is not None else _no_candidates(), read_idx
@@ -285,14 +324,6 @@ def _write_stage(out: Output, st: dict[str, float]) -> Callable[[np.ndarray], No
     return write
 
 
-def _source(path: str, allow_empty: bool, reader: Callable[..., Iterator], *args) -> Iterator:
-    """``reader(*args)``, or nothing when the file is empty and empty input is allowed."""
-    if allow_empty and is_empty(path):
-        log.info("%s: empty file, no records (--allow-empty)", display(path))
-        return iter(())
-    return reader(*args)
-
-
 def _check(opts: Options) -> None:
     if opts.pad < 0:
         raise InputError(f"--pad must be >= 0, got {opts.pad}")
@@ -335,8 +366,7 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
         text = header_text(ref.names, ref.lengths, opts.version, opts.command_line,
                            rg[0] if rg else None)
         out.writer.write(header_bytes(text, ref.names, ref.lengths))
-        chunks = _source(opts.candidates, opts.allow_empty, iter_candidates, opts.candidates, ref,
-                         opts.candidates_format)
+        chunks = iter_candidates(opts.candidates, ref, opts.candidates_format, opts.allow_empty)
         st = summary.stage_seconds
 
         def ahead(items: Iterator, name: str, depth: int = 1) -> Iterator:
@@ -356,8 +386,9 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
 
         cands = CandidateStream(ahead(chunks, "candidates", _CAND_DEPTH), opts.candidates,
                                 opts.reads)
-        batches = _source(opts.reads, opts.allow_empty, iter_reads, opts.reads, opts.batch_size)
-        reads = ahead(_read_stage(batches, cands, st), "read")
+        batches = iter_reads(opts.reads, opts.batch_size, opts.allow_empty)
+        repeats = RepeatedNames()
+        reads = ahead(_read_stage(batches, cands, st, repeats), "read")
         work = ahead(_pairs_stage(reads, ref, opts, st), "pairs")
         writer = behind(_write_stage(out, st), "write", depth=1)
         assembler = behind(_assemble_stage(writer, ref, opts, summary, progress), "assemble",
@@ -371,8 +402,14 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
         for consumer in reversed(consumers):  # the assembler first, then the writer
             consumer.close()
         t = time.perf_counter()
-        out.finish()
+        out.close()
         st["write"] += time.perf_counter() - t
+        repeats.warn(opts.reads)
+        summary.repeated_names = repeats.count
+        _finish_summary(summary, start)
+        if opts.summary_json:
+            out.add(write_bytes(opts.summary_json, summary.json().encode()))
+        out.commit()
     except BaseException:
         for consumer in reversed(consumers):
             consumer.abort()
@@ -380,12 +417,10 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
         raise
     finally:
         for feed in feeds:  # stop the producer threads, the last stage's first
-            feed.close()
+            with contextlib.suppress(ValueError):  # still run by a thread blocked on input
+                feed.close()
         log.removeFilter(quiet)
         numba.set_num_threads(main_threads)
         ref.close()
         progress.close()
-    summary.seconds = time.perf_counter() - start
-    summary.reads_per_second = summary.reads_in / max(summary.seconds, 1e-9)
-    summary.stage_seconds = {k: round(v, 4) for k, v in summary.stage_seconds.items()}
     return summary

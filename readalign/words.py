@@ -20,7 +20,7 @@ import numpy as np
 
 from . import backends
 from .api import _check_max_distance
-from .encoding import Packed, pack_text
+from .encoding import Packed, check_same_kind, pack_text
 from .errors import BackendUnavailableError
 
 DIRECT_CODES = 4096
@@ -48,10 +48,6 @@ class SparseDistances(NamedTuple):
     distance: np.ndarray
 
 
-def _kind_name(p: Packed) -> str:
-    return "str" if p.data.dtype == np.uint32 else "bytes"
-
-
 def _recode(data: np.ndarray) -> tuple[np.ndarray, int]:
     """Map symbols to int32 codes, densely when the alphabet is large; return (codes, size)."""
     top = int(data.max()) if data.shape[0] else 0
@@ -69,9 +65,7 @@ def prepare(queries, choices=None) -> WordCodes:
         packed = Packed(codes, q.offsets)
         return WordCodes(packed, packed, alphabet, _maxlen(q), True)
     c = pack_text(choices, "choices")
-    if len(q) and len(c) and q.data.dtype != c.data.dtype:
-        raise TypeError(f"queries are {_kind_name(q)} but choices are {_kind_name(c)}: "
-                        "compare str with str or bytes with bytes")
+    check_same_kind(q, c, "queries", "choices")
     split = q.data.shape[0]
     codes, alphabet = _recode(np.concatenate((q.data, c.data)))
     return WordCodes(Packed(codes[:split], q.offsets), Packed(codes[split:], c.offsets),

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import shlex
 import sys
 
 from .. import __version__
-from ..backends import BACKENDS
+from ..backends import BACKENDS, usable_cpus
 from ..pairs import DEFAULT_PAD
 
 NAME = "align"
@@ -42,7 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pad", type=int, default=DEFAULT_PAD,
                    help="bases added to each side of a candidate window (clipped to the contig)")
     p.add_argument("--max-distance", type=int, default=None,
-                   help="alignments with more edits than this count as failed (default: none)")
+                   help="alignments with more edits than this count as failed (default: no limit)")
     p.add_argument("--secondary", action="store_true",
                    help="write non-best alignments as secondary records (flag 256)")
     p.add_argument("--eqx", action="store_true", help="use =/X CIGAR operations instead of M")
@@ -51,8 +50,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sam", action="store_true", help="write SAM instead of BAM")
     p.add_argument("--rg", default=None,
                    help=r"read group header fields, e.g. 'ID:run1\tSM:sample1'; records get RG")
-    p.add_argument("--threads", type=int, default=os.cpu_count() or 1,
-                   help="threads for parsing, alignment (CPU), record packing and BAM compression")
+    p.add_argument("--threads", type=int, default=None,
+                   help="threads for parsing, alignment (CPU), record packing and BAM compression "
+                        "(default: the CPUs this process may use, here "
+                        f"{usable_cpus()})")
     p.add_argument("--compression-level", type=int, default=None, metavar="N",
                    help="BAM (BGZF) compression level 0-9 (default: 1, fast, for a BAM that "
                         "goes on to a sort or merge; 6 is samtools' default: about 7%% smaller, "
@@ -60,7 +61,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", choices=BACKENDS, default="auto", help="where the kernel runs")
     p.add_argument("--batch-size", type=int, default=500_000,
                    help="reads per batch; memory is bounded by it")
-    p.add_argument("--summary-json", default=None, help="also write the run summary here")
+    p.add_argument("--summary-json", default=None,
+                   help="also write the run summary here (put in place with the output)")
     p.add_argument("--allow-empty", action="store_true",
                    help="accept an empty reads file (and candidates file): the output is a BAM "
                         "with the header and no records. Without it an empty file is an error; "
@@ -71,29 +73,34 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the pipeline; print the summary to stderr."""
     from ..errors import InputError
+    from ..outfiles import check_outputs
     from ..pipeline import Options
     from ..pipeline import run as run_pipeline
 
     if args.max_distance is not None and args.max_distance < 0:
         raise InputError(f"--max-distance must be >= 0, got {args.max_distance}")
-    if args.threads < 1:
-        raise InputError(f"--threads must be >= 1, got {args.threads}")
+    threads = usable_cpus() if args.threads is None else args.threads
+    if threads < 1:
+        raise InputError(f"--threads must be >= 1, got {threads}")
     if args.output == "-" and sys.stdout.isatty() and not args.sam:
         raise InputError("refusing to write BAM to a terminal; use -o FILE or a pipe")
+    ref = args.reference
+    check_outputs({"-o": args.output, "the index (--sort)": args.output + ".bai" if args.sort and
+                   args.output != "-" else None, "--summary-json": args.summary_json},
+                  {"reads": args.reads, "candidates": args.candidates, "reference": ref,
+                   "reference index": ref + ".fai", "reference .gzi": ref + ".gzi"})
     opts = Options(
         reference=args.reference, reads=args.reads, candidates=args.candidates,
         output=args.output, candidates_format=args.candidates_format, pad=args.pad,
         max_distance=args.max_distance, secondary=args.secondary, eqx=args.eqx,
-        sort=args.sort, sam=args.sam, rg=args.rg, threads=args.threads, backend=args.backend,
+        sort=args.sort, sam=args.sam, rg=args.rg, threads=threads, backend=args.backend,
         compression_level=args.compression_level,
         batch_size=args.batch_size, allow_empty=args.allow_empty,
         progress=sys.stderr.isatty() and not args.quiet,
         command_line="readalign " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "readalign align",
-        version=__version__,
+        version=__version__, summary_json=args.summary_json,
     )
     summary = run_pipeline(opts)
     if not args.quiet:
         sys.stderr.write(f"readalign: {summary.text()}\n")
-    if args.summary_json:
-        summary.save(args.summary_json)
     return 0

@@ -27,8 +27,9 @@ import sys
 import time
 
 from .. import backends
-from ..distance_out import DenseNpy, DenseTsv, TriplesNpy, TriplesTsv, atomic_output
-from ..errors import InputError
+from ..distance_out import DenseNpy, DenseTsv, TriplesNpy, TriplesTsv
+from ..errors import InputError, ReadalignError
+from ..outfiles import atomic, check_outputs, output_error
 from ..progress import Progress
 from ..wordfiles import read_words
 from ..words import WordCodes, block_function, prepare, result_dtype, row_chunks
@@ -54,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", choices=backends.BACKENDS, default="auto",
                         help="where the distances are computed")
     parser.add_argument("--threads", type=int, default=None, metavar="N",
-                        help="CPU threads (default: all)")
+                        help="CPU threads (default: the CPUs this process may use)")
     parser.add_argument("--chunk-rows", type=int, default=0, metavar="N",
                         help="query rows per block (0: about 32M matrix cells per block)")
 
@@ -86,7 +87,7 @@ def open_output(out: str, fmt: str, sparse: bool, shape: tuple[int, int], dtype)
         yield writer
         writer.close()
         return
-    with atomic_output(out) as tmp, contextlib.ExitStack() as stack:
+    with atomic(out) as tmp, contextlib.ExitStack() as stack:
         fh = stack.enter_context(open(tmp, "wb")) if fmt == "tsv" else None
         writer = _writer(tmp, fmt, sparse, shape, dtype, fh)
         try:
@@ -111,6 +112,7 @@ def compute(codes: WordCodes, writer, block, *, max_distance: int, sparse: bool,
 def run(args: argparse.Namespace) -> int:
     """``readalign distance``: read the lists, compute block by block, write."""
     _check(args)
+    check_outputs({"-o": args.output}, {"WORDS": args.words, "OTHER": args.other})
     words = read_words(args.words)
     other = read_words(args.other) if args.other is not None else None
     codes = prepare(words, other)
@@ -126,11 +128,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         with open_output(args.output, args.format, sparse, shape, dtype) as writer:
             compute(codes, writer, block, max_distance=md, sparse=sparse, dtype=dtype,
-                    threads=args.threads, chunk_rows=args.chunk_rows, progress=progress)
-    except BrokenPipeError:
+                    threads=args.threads or backends.usable_cpus(), chunk_rows=args.chunk_rows,
+                    progress=progress)
+    except ReadalignError:
         raise
     except OSError as exc:
-        raise InputError(f"{args.output}: cannot write ({exc.strerror or exc})") from None
+        raise output_error("stdout" if args.output == "-" else args.output, exc) from None
     finally:
         progress.close()
     secs = time.perf_counter() - t0

@@ -35,7 +35,11 @@ class ChunkReader:
         return self._buf[:self._rest + got], got == 0
 
     def carry(self, arr: np.ndarray, used: int) -> None:
-        """Keep ``arr[used:]`` (the last :meth:`next` view) for the front of the next piece."""
+        """Keep ``arr[used:]`` (the last :meth:`next` view) for the front of the next piece.
+
+        ``used`` may point one past the end: a final line without a newline ends there.
+        """
+        used = min(used, arr.shape[0])
         n = arr.shape[0] - used
         if n and used:
             self._buf[:n] = self._buf[used:used + n].copy()

@@ -17,8 +17,7 @@ MAX_NAME = 254
 """Longest read name BAM allows."""
 
 # error codes of the FASTQ scanners (_BLANK: the fast path met a blank line)
-_OK, _HEADER, _PLUS, _LENGTHS, _TRUNC, _SEQCHAR, _QUALCHAR, _NONAME, _LONGNAME, _EMPTY, _BLANK = \
-    range(11)
+_OK, _HEADER, _PLUS, _LENGTHS, _TRUNC, _SEQCHAR, _QUALCHAR, _NONAME, _LONGNAME, _BLANK = range(10)
 
 
 @njit(cache=True, nogil=True)
@@ -66,8 +65,6 @@ def _record(buf, ends, line, lay):
         return _PLUS, line + 2, 0, 0
     s0, s1 = line_span(buf, ends, line + 1)
     q0, q1 = line_span(buf, ends, line + 3)
-    if s1 == s0:
-        return _EMPTY, line + 1, 0, 0
     if s1 - s0 != q1 - q0:
         return _LENGTHS, line + 3, s1 - s0, q1 - q0
     a, c = _bad_byte(buf[s0:s1], True)

@@ -17,7 +17,11 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 def display(path: str) -> str:
     """The name an error message uses for a file."""
-    return os.path.basename(path) if path != "-" else "<stdin>"
+    if path == "-":
+        return "<stdin>"
+    if path.startswith(("/dev/", "/proc/")):  # pipes: /dev/stdin, /dev/fd/63 (process substitution)
+        return path
+    return os.path.basename(path)
 
 
 def _decoded(raw: BinaryIO) -> BinaryIO:
@@ -26,34 +30,28 @@ def _decoded(raw: BinaryIO) -> BinaryIO:
     return gzip.GzipFile(fileobj=raw) if head == GZIP_MAGIC else raw
 
 
-def is_empty(path: str) -> bool:
-    """Whether ``path`` holds no data (no bytes, or a gzip stream of none).
+def open_bytes(path: str, allow_empty: bool = False) -> BinaryIO | None:
+    """Open ``path`` once for binary reading, decompressing gzip/bgzip (found by magic bytes).
 
-    A file that cannot be opened or decoded counts as not empty: its reader
-    reports the problem.
-    """
-    try:
-        with open(path, "rb") as raw:
-            return not _decoded(raw).peek(1)[:1]
-    except (OSError, EOFError):
-        return False
-
-
-def open_bytes(path: str) -> BinaryIO:
-    """Open ``path`` for binary reading, decompressing gzip/bgzip (found by magic bytes).
-
-    An empty file (before or after decompression) raises :class:`InputError`.
+    Works on pipes (``/dev/stdin``, process substitution): nothing is read twice.
+    An empty file (before or after decompression) raises :class:`InputError`,
+    or gives None with ``allow_empty``.
     """
     try:
         raw = open(path, "rb")  # noqa: SIM115 - returned to the caller
     except OSError as exc:
-        raise InputError(f"{display(path)}: cannot open ({exc.strerror})") from None
+        raise InputError(f"{display(path)}: cannot open ({(exc.strerror or str(exc)).lower()})") \
+            from None
     stream = _decoded(raw)
     try:
         first = stream.peek(1)[:1] if hasattr(stream, "peek") else b""
     except (OSError, EOFError) as exc:
+        stream.close()
         raise InputError(f"{display(path)}: corrupt gzip data ({exc})") from None
     if not first:
+        stream.close()
+        if allow_empty:
+            return None
         raise InputError(f"{display(path)}: empty file")
     return stream
 

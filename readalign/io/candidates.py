@@ -14,6 +14,7 @@ checked against the reference; padding and clipping happen in the pair builder.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ from ._cand_lines import NONAME, NOTINT, QSPAN, SHORT, STRAND, TLEN, UNKNOWN, pa
 from ._chunks import ChunkReader
 from ._text import as_text, display, gather_spans, line_ends, line_span, open_bytes
 from .reference import Reference
+
+log = logging.getLogger("readalign")
 
 FORMATS = ("paf", "tsv", "sam", "bam")
 CHUNK_LINES = 1 << 17
@@ -98,8 +101,11 @@ class _TextCandidates:
     def _err(self, line: int, msg: str) -> InputError:
         return InputError(f"{display(self.path)}: line {line}: {msg}")
 
-    def chunks(self) -> Iterator[CandidateChunk]:
-        stream = open_bytes(self.path)
+    def chunks(self, allow_empty: bool = False) -> Iterator[CandidateChunk]:
+        stream = open_bytes(self.path, allow_empty)
+        if stream is None:
+            log.info("%s: empty file, no candidates (--allow-empty)", display(self.path))
+            return
         with stream:
             reader = ChunkReader(stream, self.path, TEXT_CHUNK)
             line0 = 1
@@ -228,10 +234,18 @@ def _rows_chunk(rows: list[tuple]) -> CandidateChunk:
                           np.array(cols[5], np.int64))
 
 
-def iter_candidates(path: str, ref: Reference, fmt: str | None = None) -> Iterator[CandidateChunk]:
-    """Yield candidate chunks in file order (format from the extension unless ``fmt``)."""
+def iter_candidates(path: str, ref: Reference, fmt: str | None = None,
+                    allow_empty: bool = False) -> Iterator[CandidateChunk]:
+    """Yield candidate chunks in file order (format from the extension unless ``fmt``).
+
+    Each file is opened once (pipes work); an empty file yields nothing with
+    ``allow_empty`` and is an error otherwise.
+    """
     fmt = detect_format(path, fmt)
     if fmt in ("sam", "bam"):
+        if allow_empty and os.path.isfile(path) and os.path.getsize(path) == 0:
+            log.info("%s: empty file, no candidates (--allow-empty)", display(path))
+            return
         yield from _sam_chunks(path, ref)
     else:
-        yield from _TextCandidates(path, ref, fmt).chunks()
+        yield from _TextCandidates(path, ref, fmt).chunks(allow_empty)

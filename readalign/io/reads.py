@@ -8,6 +8,8 @@ arrays with offsets, so no Python object is built per read on the FASTQ path.
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -18,7 +20,6 @@ from ._chunks import ChunkReader
 from ._fastq_batch import BatchBuilder
 from ._fastq_scan import (
     _BLANK,
-    _EMPTY,
     _HEADER,
     _LENGTHS,
     _LONGNAME,
@@ -33,6 +34,8 @@ from ._fastq_scan import (
     scan_serial,
 )
 from ._text import as_text, display, line_ends, line_span, open_bytes
+
+log = logging.getLogger("readalign")
 
 FASTQ_CHUNK = 1 << 25
 """Bytes read from a FASTQ at a time."""
@@ -68,7 +71,6 @@ def _fastq_error(path: str, code: int, line: int, a: int, b: int, text: str) -> 
         _QUALCHAR: f"invalid quality byte 0x{b:02x} at position {a} (not in '!'..'~')",
         _NONAME: "empty read name",
         _LONGNAME: f"read name of {a} characters (BAM allows at most {MAX_NAME})",
-        _EMPTY: "empty sequence",
     }[code]
     return InputError(f"{where}: {msg}")
 
@@ -146,8 +148,7 @@ def _check_name(path: str, where: str, name: bytes) -> None:
 
 
 def _check_seq(path: str, where: str, seq: bytes) -> None:
-    if not seq:
-        raise InputError(f"{display(path)}: {where}: empty sequence")
+    """Bytes a sequence may not hold (an empty sequence is a read of length 0: unmapped)."""
     arr = np.frombuffer(seq, np.uint8)
     bad = np.flatnonzero((arr < 33) | (arr > 126) | (arr == 62))
     if bad.size:
@@ -238,15 +239,12 @@ def _iter_bam(path: str, batch_size: int) -> Iterator[ReadBatch]:
         yield _batch_from_lists(names, seqs, quals, first)
 
 
-def sniff_reads(path: str) -> str:
-    """Return "fastq", "fasta" or "bam" from the first bytes of ``path``."""
-    stream = open_bytes(path)
+def _sniff(stream, path: str) -> str:
+    """"fastq", "fasta" or "bam" from the first bytes of the (decompressed) stream."""
     try:
         head = stream.peek(4)[:4]
     except (OSError, EOFError) as exc:
         raise InputError(f"{display(path)}: corrupt compressed data ({exc})") from None
-    finally:
-        stream.close()
     if head.startswith(b"BAM\x01"):
         return "bam"
     if head.startswith(b"@"):
@@ -258,15 +256,25 @@ def sniff_reads(path: str) -> str:
                      f"(starts with '{text}')")
 
 
-def iter_reads(path: str, batch_size: int = 200_000) -> Iterator[ReadBatch]:
-    """Yield :class:`ReadBatch` es of at most ``batch_size`` reads, in file order."""
-    fmt = sniff_reads(path)
-    if fmt == "bam":
-        yield from _iter_bam(path, batch_size)
+def iter_reads(path: str, batch_size: int = 200_000,
+               allow_empty: bool = False) -> Iterator[ReadBatch]:
+    """Yield :class:`ReadBatch` es of at most ``batch_size`` reads, in file order.
+
+    The file is opened once, so pipes work; an empty file yields nothing with
+    ``allow_empty`` and is an error otherwise.
+    """
+    stream = open_bytes(path, allow_empty)
+    if stream is None:
+        log.info("%s: empty file, no reads (--allow-empty)", display(path))
         return
-    stream = open_bytes(path)
     with stream:
+        fmt = _sniff(stream, path)
         if fmt == "fastq":
             yield from _iter_fastq(stream, path, batch_size)
-        else:
+        elif fmt == "fasta":
             yield from _iter_fasta(stream, path, batch_size)
+        elif not os.path.isfile(path):
+            raise InputError(f"{display(path)}: unaligned BAM must be read from a file, "
+                             "not a pipe")
+    if fmt == "bam":
+        yield from _iter_bam(path, batch_size)

@@ -10,10 +10,13 @@ pages are filled only for contigs that candidates use.
 from __future__ import annotations
 
 import os
+import stat
 
 import numpy as np
+from numba import njit
 
 from ..errors import InputError
+from ._fasta_index import refresh_index
 from ._text import GZIP_MAGIC, display, fnv1a
 
 
@@ -39,6 +42,34 @@ def _has_bases(path: str) -> bool:
             return True
 
 
+def _check_file(path: str) -> None:
+    """A reference must be a non-empty regular file (htslib seeks in it)."""
+    name = display(path)
+    try:
+        st = os.stat(path)
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError(f"{name}: is a directory")
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(f"{name}: not a regular file (a reference must be a FASTA file on "
+                             "disk, which htslib indexes and seeks in)")
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise InputError(f"{name}: cannot open ({(exc.strerror or str(exc)).lower()})") from None
+    if st.st_size == 0:
+        raise InputError(f"{name}: empty file")
+
+
+@njit(cache=True)
+def _first_non_letter(data: np.ndarray) -> int:
+    """Index of the first byte that is not an ASCII letter, ``*`` or ``-``; -1 if none."""
+    for i in range(data.shape[0]):
+        b = data[i]
+        if not (65 <= b <= 90 or 97 <= b <= 122 or b == 42 or b == 45):
+            return i
+    return -1
+
+
 class Reference:
     """Contigs of a FASTA reference: ``names``, ``lengths``, bases on demand."""
 
@@ -47,10 +78,7 @@ class Reference:
 
         self.path = path
         name = display(path)
-        if not os.path.exists(path):
-            raise InputError(f"{name}: cannot open (no such file)")
-        if os.path.getsize(path) == 0:
-            raise InputError(f"{name}: empty file")
+        _check_file(path)
         if _is_plain_gzip(path):
             raise InputError(f"{name}: compressed with plain gzip, which cannot be indexed; "
                              f"recompress with bgzip (gunzip -c {name} | bgzip > ref.fa.gz) "
@@ -59,6 +87,12 @@ class Reference:
             head = fh.read(1)
         if head not in (b">", GZIP_MAGIC[:1]):
             raise InputError(f"{name}: line 1: not a FASTA file (expected '>')")
+        try:
+            refresh_index(path)
+        except InputError:
+            if not _has_bases(path):
+                raise InputError(f"{name}: reference has no sequences") from None
+            raise
         try:
             self._fasta = pysam.FastaFile(path)
         except (OSError, ValueError) as exc:
@@ -105,6 +139,11 @@ class Reference:
             if data.shape[0] != self.lengths[c]:
                 raise InputError(f"{display(self.path)}: contig '{self.names[c]}' has "
                                  f"{data.shape[0]} bases but the index says {self.lengths[c]}")
+            bad = _first_non_letter(data)
+            if bad >= 0:
+                raise InputError(f"{display(self.path)}: contig '{self.names[c]}': byte "
+                                 f"0x{data[bad]:02x} at base {bad + 1} is not a base (an out-of-date "
+                                 f"index? delete {display(self.path)}.fai to rebuild it)")
             self.flat[self.offsets[c]:self.offsets[c + 1]] = data
             self._loaded[c] = True
 

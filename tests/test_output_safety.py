@@ -1,0 +1,258 @@
+"""`readalign align` and `readalign distance` never destroy a file and fail with one line.
+
+Each test runs the command line as a new process on the shipped example
+(phage lambda, 2,000 reads, minimap2's candidates) and checks what is on disk
+afterwards: the inputs and any earlier output untouched, no temporary file
+left, and one line on stderr naming the file and the OS's reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pysam
+import pytest
+
+EXAMPLES = Path(__file__).parents[1] / "examples"
+
+
+def cli(*args: str, **kw) -> subprocess.CompletedProcess:
+    """``python -m readalign ARGS`` as a new process (stdin closed)."""
+    kw.setdefault("stdin", subprocess.DEVNULL)
+    kw.setdefault("capture_output", "stdout" not in kw)
+    if "stdout" in kw:
+        kw.setdefault("stderr", subprocess.PIPE)
+    return subprocess.run([sys.executable, "-m", "readalign", *args], timeout=300, **kw)
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture()
+def ex(tmp_path: Path) -> dict[str, Path]:
+    """A copy of the example inputs in a fresh directory."""
+    for name in ("lambda.fa", "reads.fq.gz", "candidates.paf.gz"):
+        shutil.copy(EXAMPLES / name, tmp_path / name)
+    return {"dir": tmp_path, "ref": tmp_path / "lambda.fa", "reads": tmp_path / "reads.fq.gz",
+            "cand": tmp_path / "candidates.paf.gz"}
+
+
+def align_args(ex: dict[str, Path], out: str | Path, *extra: str) -> list[str]:
+    return ["align", "-q", "-r", str(ex["ref"]), "--reads", str(ex["reads"]), "-c",
+            str(ex["cand"]), "-o", str(out), *extra]
+
+
+def one_error_line(proc: subprocess.CompletedProcess, *words: str) -> str:
+    """The failed run's stderr: exactly one line, starting ``readalign: error:``, holding ``words``."""
+    err = proc.stderr.decode() if isinstance(proc.stderr, bytes) else proc.stderr
+    lines = err.strip().splitlines()
+    assert proc.returncode == 1, err
+    assert len(lines) == 1 and lines[0].startswith("readalign: error: "), err
+    for w in words:
+        assert w in lines[0], err
+    return lines[0]
+
+
+def leftovers(folder: Path, keep: set[str]) -> set[str]:
+    return {p.name for p in folder.iterdir()} - keep
+
+
+@contextlib.contextmanager
+def tmpfs(path: Path, options: str):
+    """A small tmpfs mounted at ``path``, or a skip where mounting is not permitted."""
+    path.mkdir()
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({proc.stderr.strip() or 'not permitted'})")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+@pytest.mark.parametrize("which", ["reads", "cand", "ref", "fai"])
+def test_output_naming_an_input_is_refused(ex, which):
+    cli("align", "-q", "-r", str(ex["ref"]), "--reads", str(ex["reads"]), "-c", str(ex["cand"]),
+        "-o", str(ex["dir"] / "first.bam"))  # builds the .fai
+    target = Path(str(ex["ref"]) + ".fai") if which == "fai" else ex[which]
+    before = digest(target)
+    proc = cli(*align_args(ex, target))
+    one_error_line(proc, target.name, "refusing to overwrite an input")
+    assert digest(target) == before
+
+
+def test_index_of_sorted_output_naming_an_input_is_refused(ex):
+    bai_input = ex["dir"] / "x.bam.bai"
+    shutil.copy(ex["cand"], bai_input)
+    proc = cli(*align_args(ex, ex["dir"] / "x.bam", "--sort", "-c", str(bai_input)))
+    one_error_line(proc, "refusing to overwrite an input")
+
+
+def test_failed_run_keeps_an_earlier_output_and_its_index(ex):
+    out = ex["dir"] / "out.bam"
+    assert cli(*align_args(ex, out, "--sort")).returncode == 0
+    bam, bai = digest(out), digest(Path(str(out) + ".bai"))
+    bad = ex["dir"] / "bad.tsv"
+    bad.write_text("no_such_read\tlambda\t0\t100\t+\n")
+    proc = cli(*align_args(ex, out, "--sort", "-c", str(bad)))
+    one_error_line(proc, "bad.tsv", "line 1")
+    assert digest(out) == bam and digest(Path(str(out) + ".bai")) == bai
+    assert leftovers(ex["dir"], {"lambda.fa", "lambda.fa.fai", "reads.fq.gz", "candidates.paf.gz",
+                                 "out.bam", "out.bam.bai", "bad.tsv"}) == set()
+
+
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupted_run_keeps_an_earlier_output(ex, sig, status):
+    out = ex["dir"] / "out.bam"
+    assert cli(*align_args(ex, out, "--sort")).returncode == 0
+    bam, bai = digest(out), digest(Path(str(out) + ".bai"))
+    fifo = ex["dir"] / "reads.fifo"
+    os.mkfifo(fifo)
+    args = align_args(ex, out, "--sort")
+    args[args.index("--reads") + 1] = str(fifo)
+    proc = subprocess.Popen([sys.executable, "-m", "readalign", *args], stdin=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    with open(fifo, "wb") as feed:  # the run blocks on its reads until the signal
+        feed.write(b"@r1\nACGT\n+\nIIII\n")
+        feed.flush()
+        time.sleep(3)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == status, err
+    assert b"Traceback" not in err
+    assert digest(out) == bam and digest(Path(str(out) + ".bai")) == bai
+    assert leftovers(ex["dir"], {"lambda.fa", "lambda.fa.fai", "reads.fq.gz", "candidates.paf.gz",
+                                 "out.bam", "out.bam.bai", "reads.fifo"}) == set()
+
+
+def test_output_path_is_a_directory(ex):
+    (ex["dir"] / "d").mkdir()
+    one_error_line(cli(*align_args(ex, ex["dir"] / "d")), "is a directory")
+
+
+def test_output_directory_missing(ex):
+    one_error_line(cli(*align_args(ex, ex["dir"] / "no" / "x.bam")), "does not exist")
+
+
+def test_read_only_filesystem(ex):
+    with tmpfs(ex["dir"] / "ro", "ro,size=64k") as ro:
+        one_error_line(cli(*align_args(ex, ro / "x.bam")), "x.bam", "read-only file system")
+
+
+@pytest.mark.parametrize("extra", [(), ("--sort",), ("--sam",)])
+def test_disk_full_on_a_file(ex, extra):
+    with tmpfs(ex["dir"] / "full", "size=64k") as full:
+        proc = cli(*align_args(ex, full / "x.bam", *extra))
+        one_error_line(proc, "no space left on device")
+        assert list(full.iterdir()) == []
+
+
+def test_disk_full_on_stdout(ex):
+    with open("/dev/full", "wb") as dev_full:
+        proc = cli(*align_args(ex, "-"), stdout=dev_full)
+    one_error_line(proc, "stdout", "no space left on device")
+
+
+def test_closed_stdout_is_quiet(ex):
+    proc = subprocess.run(f"{sys.executable} -m readalign {' '.join(align_args(ex, '-'))} "
+                          "| head -c 100 > /dev/null; exit ${PIPESTATUS[0]}", shell=True,
+                          executable="/bin/bash", capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 141), proc.stderr
+    assert proc.stderr == ""
+
+
+def test_bad_summary_json_path_leaves_no_output(ex):
+    out = ex["dir"] / "out.bam"
+    proc = cli(*align_args(ex, out, "--summary-json", str(ex["dir"] / "no" / "s.json")))
+    one_error_line(proc, "s.json")
+    assert not out.exists()
+
+
+def test_summary_json_is_written_with_the_output(ex):
+    out, summary = ex["dir"] / "out.bam", ex["dir"] / "s.json"
+    assert cli(*align_args(ex, out, "--summary-json", str(summary))).returncode == 0
+    assert '"reads_in": 2000' in summary.read_text()
+
+
+def _records(path: str) -> list[str]:
+    with pysam.AlignmentFile(path, check_sq=False) as fh:
+        return [r.to_string() for r in fh]
+
+
+def test_sam_to_a_file_and_to_stdout(ex):
+    bam, sam = ex["dir"] / "out.bam", ex["dir"] / "out.sam"
+    assert cli(*align_args(ex, bam)).returncode == 0
+    assert cli(*align_args(ex, sam, "--sam")).returncode == 0
+    expected = _records(str(bam))
+    assert len(expected) == 2000
+    assert sam.read_text().startswith("@HD")
+    assert _records(str(sam)) == expected
+    piped = ex["dir"] / "piped.sam"
+    with open(piped, "wb") as fh:
+        assert cli(*align_args(ex, "-", "--sam"), stdout=fh).returncode == 0
+    assert _records(str(piped)) == expected
+
+
+def test_distance_output_naming_its_input_is_refused(tmp_path):
+    words = tmp_path / "words.txt"
+    words.write_text("kitten\nsitting\nmitten\n")
+    before = digest(words)
+    one_error_line(cli("distance", "-q", str(words), "-o", str(words)), "refusing to overwrite an input")
+    assert digest(words) == before
+
+
+def test_distance_failure_keeps_an_earlier_output(tmp_path):
+    words, out = tmp_path / "words.txt", tmp_path / "m.tsv"
+    words.write_text("kitten\nsitting\nmitten\n")
+    assert cli("distance", str(words), "-o", str(out)).returncode == 0
+    before = digest(out)
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"ok\n\xff\xfe\n")
+    assert cli("distance", str(bad), "-o", str(out)).returncode == 1
+    assert digest(out) == before
+    assert leftovers(tmp_path, {"words.txt", "m.tsv", "bad.txt"}) == set()
+
+
+def test_distance_disk_full(tmp_path):
+    words = tmp_path / "words.txt"
+    words.write_text("".join(f"w{i}\n" for i in range(300)))
+    with tmpfs(tmp_path / "full", "size=16k") as full:
+        one_error_line(cli("distance", "-q", str(words), "-o", str(full / "m.tsv")),
+                       "no space left on device")
+        assert list(full.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["align", "distance"])
+def test_help_states_each_default_once_and_truly(command):
+    from readalign.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command").choices[command]
+    text = sub.format_help()
+    assert "(default: None)" not in text and "(default: False)" not in text
+    for action in sub._actions:
+        help_text = sub._get_formatter()._get_help_string(action) or ""
+        help_text = help_text % {"default": action.default, "prog": "readalign"}
+        assert help_text.count("(default") <= 1, help_text
+        if action.default not in (None, False) and "(default: " in help_text:
+            stated = help_text.split("(default: ", 1)[1].split(")", 1)[0].split(",")[0]
+            assert stated == str(action.default), (action.dest, help_text)
+
+
+def test_threads_default_to_the_cpus_this_process_may_use():
+    if not hasattr(os, "sched_setaffinity"):
+        pytest.skip("no CPU affinity on this platform")
+    proc = subprocess.run([sys.executable, "-m", "readalign", "align", "--help"],
+                          preexec_fn=lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}),
+                          capture_output=True, text=True, timeout=120)
+    assert "here 1)" in " ".join(proc.stdout.split())
