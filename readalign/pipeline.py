@@ -35,7 +35,7 @@ from .io.reads import ReadBatch, iter_reads
 from .io.reference import Reference
 from .outfiles import write_bytes
 from .overlap import Consumer, Inline, concurrent_launches_ok, numba_threads, prefetch
-from .pairs import DEFAULT_PAD, Pairs, build_pairs, find_name, match_reads, repeated_names
+from .pairs import DEFAULT_BATCH, DEFAULT_PAD, Pairs, build_pairs, find_name, match_reads, repeated_names
 from .progress import Progress
 from .result import AlignResult
 from .select import read_bounds, select_best
@@ -52,8 +52,8 @@ with zlib deflating, the whole stage runs about 1.5x faster
 (benchmarks/RESULTS.md).
 """
 _CAND_DEPTH = 8
-"""Candidate chunks parsed ahead of the reads (a default batch of 500,000 reads with
-two candidates each takes about 8)."""
+"""Candidate chunks parsed ahead of the reads (a batch of 500,000 reads with two
+candidates each takes about 8)."""
 
 
 @dataclass
@@ -75,7 +75,7 @@ class Options:
     threads: int = 1
     compression_level: int | None = None  # BGZF level 0-9; None: DEFAULT_COMPRESSION
     backend: str = "auto"
-    batch_size: int = 500_000
+    batch_size: int = DEFAULT_BATCH
     progress: bool = False
     allow_empty: bool = False  # empty reads/candidates files give a header-only BAM
     command_line: str = "readalign align"
