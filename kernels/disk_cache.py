@@ -22,6 +22,8 @@ import functools
 import hashlib
 from pathlib import Path
 
+from ..compile_notice import announce_if_cold
+
 SOURCES = ("quadrant.py", "cpu.py", "cuda.py", "disk_cache.py")
 """The files in this folder that the factory-built kernels are compiled from."""
 
@@ -50,11 +52,17 @@ def _keyed(base: type) -> type:
 
 
 def cache_by_source(dispatcher, *factory_args) -> None:
-    """Turn on ``dispatcher``'s disk cache, keyed by ``factory_args`` and the kernel sources."""
+    """Turn on ``dispatcher``'s disk cache, keyed by ``factory_args`` and the kernel sources.
+
+    A factory builds its kernel just before the kernel's first call, so a
+    cache without an index file yet means a compile is coming: say so
+    (numba-cuda compiles without the event that announces CPU compiles).
+    """
     dispatcher.enable_caching()
     cache = dispatcher._cache
     cache.__class__ = _keyed(type(cache))
     cache.source_key = (*factory_args, sources_hash())
+    announce_if_cold(cache)
 
 
 def named_for(fn, *factory_args):

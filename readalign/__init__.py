@@ -6,6 +6,7 @@
 (0, 2, '4M')
 """
 
+from . import compile_notice  # noqa: F401  (first: it listens for numba's compiles)
 from .api import align, edit_distance
 from .errors import BackendUnavailableError, InputError, ReadalignError
 from .result import AlignResult

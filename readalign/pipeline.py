@@ -363,6 +363,7 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
     consumers: list[Consumer | Inline] = []
     feeds: list[Generator] = []  # background producers, each consuming the one after it
     try:
+        progress.start()
         text = header_text(ref.names, ref.lengths, opts.version, opts.command_line,
                            rg[0] if rg else None)
         out.writer.write(header_bytes(text, ref.names, ref.lengths))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from types import ModuleType
+from typing import NoReturn
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -21,16 +23,39 @@ def _has_gpu() -> bool:
 HAS_GPU = _has_gpu()
 
 
+def unavailable(msg: str, fix: str) -> NoReturn:
+    """Skip the test, saying ``msg``; fail it instead when CI=true (CI must have everything).
+
+    The one place of the rule for every optional test dependency: a tool or
+    package that may be missing on a developer's machine makes its tests skip
+    with the reason, but never silently thins out a CI run.
+    """
+    import pytest
+
+    if IN_CI:
+        pytest.fail(f"{msg} (CI=true: {fix})")
+    pytest.skip(msg)
+
+
 def require_tool(name: str) -> str:
     """Path of external tool ``name``; skip the test without it (fail instead when CI=true)."""
     import shutil
 
-    import pytest
-
     path = shutil.which(name)
     if path is None:
-        msg = f"external tool '{name}' is not installed"
-        if IN_CI:
-            pytest.fail(f"{msg} (CI=true: .ci/run must install it)")
-        pytest.skip(msg)
+        unavailable(f"external tool '{name}' is not installed", ".ci/run must install it")
     return path
+
+
+def require_module(name: str, extra: str) -> ModuleType:
+    """Import Python package ``name`` (from the ``extra`` extra of pyproject.toml) for a test;
+    skip the test without it (fail instead when CI=true)."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise
+        unavailable(f"Python package '{name}' is not installed (pip install -e '.[{extra}]')",
+                    f".ci/run must install '.[{extra}]'")

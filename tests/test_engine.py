@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import random
 
-import edlib
 import numpy as np
 import pytest
+from conftest import require_module
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracle import dna_norm, dp_distance, replay
@@ -83,6 +83,7 @@ def test_property_oracle_and_replay(data):
 
 def test_tens_of_thousands_against_edlib():
     """Distances agree with edlib (HW = infix, NW = global) on 40,000 pairs."""
+    edlib = require_module("edlib", "test-extra")
     for mode, task in (("infix", "HW"), ("global", "NW")):
         reads, windows = random_pairs(7 if mode == "infix" else 8, 20_000, 300, "ACGT")
         res = readalign.align(reads, windows, mode=mode)
@@ -171,6 +172,7 @@ def test_quadrant_size_does_not_change_results():
 
 
 def test_ten_kilobase_pair():
+    edlib = require_module("edlib", "test-extra")
     rng = random.Random(11)
     t = "".join(rng.choice("ACGT") for _ in range(10_000))
     q = mutate(rng, t, 0.05, "ACGT")

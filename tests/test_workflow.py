@@ -17,7 +17,7 @@ from pathlib import Path
 import pysam
 import pytest
 import yaml
-from conftest import IN_CI, require_tool
+from conftest import require_module, require_tool
 
 REPO = Path(__file__).resolve().parent.parent
 WORKFLOW = REPO / "workflow"
@@ -261,11 +261,7 @@ def _job_counts(stdout):
 
 
 def test_slurm_profile_dry_run_resolves_every_job(tmp_path):
-    if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
-        msg = "snakemake-executor-plugin-slurm is not installed (pip install -e '.[test]')"
-        if IN_CI:
-            pytest.fail(msg)
-        pytest.skip(msg)
+    require_module("snakemake_executor_plugin_slurm", "test")
     cfg = _example_workdir(tmp_path, upstream=True)
     res = snakemake("-s", SNAKEFILE, "--directory", tmp_path, "--configfile", cfg,
                     "--profile", PROFILE, "-n", cwd=REPO)

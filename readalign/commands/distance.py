@@ -102,6 +102,7 @@ def compute(codes: WordCodes, writer, block, *, max_distance: int, sparse: bool,
             threads: int | None, chunk_rows: int, progress: Progress) -> None:
     """Run every block of query rows through ``block`` and hand it to ``writer``."""
     upper = sparse and codes.same
+    progress.start()
     for r0, r1 in row_chunks(len(codes.q), len(codes.c), rows=chunk_rows):
         res = block(codes, r0, r1, upper=upper, max_distance=max_distance, sparse=sparse,
                     dtype=dtype, threads=threads)
