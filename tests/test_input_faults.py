@@ -1,0 +1,225 @@
+"""Inputs as users really have them: pipes, missing final newlines, empty reads, repeated names,
+and references that are edited, duplicated or not files at all.
+
+Every case runs ``readalign align`` as a new process on the shipped example
+and reads the BAM back with pysam.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pysam
+import pytest
+from test_output_safety import align_args, cli, ex, one_error_line  # noqa: F401 - ex is a fixture
+
+
+def records(path: Path) -> list[pysam.AlignedSegment]:
+    with pysam.AlignmentFile(str(path), check_sq=False) as fh:
+        return list(fh)
+
+
+def text_records(path: Path) -> list[str]:
+    return [r.to_string() for r in records(path)]
+
+
+@pytest.fixture()
+def small(ex):  # noqa: F811 - the fixture imported above
+    """The first 20 reads of the example (plain FASTQ) and their PAF candidates."""
+    with gzip.open(ex["reads"], "rt") as fh:
+        lines = [next(fh) for _ in range(80)]
+    reads = ex["dir"] / "r.fq"
+    reads.write_text("".join(lines))
+    names = {lines[i][1:].split()[0] for i in range(0, 80, 4)}
+    with gzip.open(ex["cand"], "rt") as fh:
+        cand = [ln for ln in fh if ln.split("\t", 1)[0] in names]
+    paf = ex["dir"] / "c.paf"
+    paf.write_text("".join(cand))
+    return {**ex, "reads": reads, "cand": paf}
+
+
+def run_ok(small, out: Path, *extra: str, **kw) -> list[str]:
+    proc = cli(*align_args(small, out, *extra), **kw)
+    assert proc.returncode == 0, proc.stderr
+    return text_records(out)
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_final_line_without_newline(small, gz):
+    expected = run_ok(small, small["dir"] / "a.bam")
+    reads = small["dir"] / ("nonl.fq.gz" if gz else "nonl.fq")
+    data = small["reads"].read_bytes().rstrip(b"\n")
+    reads.write_bytes(gzip.compress(data) if gz else data)
+    paf = small["dir"] / "nonl.paf"
+    paf.write_bytes(small["cand"].read_bytes().rstrip(b"\n"))
+    got = run_ok(small, small["dir"] / "b.bam", "--reads", str(reads), "-c", str(paf))
+    assert got == expected and len(got) == 20
+
+
+def test_fasta_and_tsv_without_final_newline(small):
+    fq = small["reads"].read_text().splitlines()
+    fasta = small["dir"] / "r.fa"
+    fasta.write_text("\n".join(f">{fq[i][1:]}\n{fq[i + 1]}" for i in range(0, len(fq), 4)))
+    tsv = small["dir"] / "c.tsv"
+    rows = [ln.split("\t") for ln in small["cand"].read_text().splitlines()]
+    tsv.write_text("\n".join("\t".join((r[0], r[5], r[7], r[8], r[4])) for r in rows))
+    run_ok(small, small["dir"] / "fa.bam", "--reads", str(fasta), "-c", str(tsv))
+    got = records(small["dir"] / "fa.bam")
+    assert len(got) == 20 and sum(not r.is_unmapped for r in got) == 20
+
+
+def _feed(path: Path, data: bytes) -> threading.Thread:
+    def write() -> None:
+        with open(path, "wb") as fh:
+            fh.write(data)
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_reads_and_candidates_from_pipes(small, gz):
+    expected = run_ok(small, small["dir"] / "a.bam")
+    reads_fifo, cand_fifo = small["dir"] / "reads.fifo", small["dir"] / "cand.fifo"
+    os.mkfifo(reads_fifo)
+    os.mkfifo(cand_fifo)
+    data = small["reads"].read_bytes()
+    feeders = [_feed(reads_fifo, gzip.compress(data) if gz else data),
+               _feed(cand_fifo, small["cand"].read_bytes())]
+    got = run_ok(small, small["dir"] / "b.bam", "--reads", str(reads_fifo), "-c", str(cand_fifo),
+                 "--candidates-format", "paf")
+    for f in feeders:
+        f.join(timeout=10)
+    assert got == expected
+
+
+def test_reads_from_stdin(small):
+    expected = run_ok(small, small["dir"] / "a.bam")
+    with open(small["reads"], "rb") as stdin:
+        got = run_ok(small, small["dir"] / "b.bam", "--reads", "/dev/stdin", stdin=stdin)
+    assert got == expected
+
+
+def test_empty_pipes_with_allow_empty(small):
+    reads_fifo, cand_fifo = small["dir"] / "reads.fifo", small["dir"] / "cand.fifo"
+    os.mkfifo(reads_fifo)
+    os.mkfifo(cand_fifo)
+    feeders = [_feed(reads_fifo, b""), _feed(cand_fifo, b"")]
+    got = run_ok(small, small["dir"] / "e.bam", "--reads", str(reads_fifo), "-c", str(cand_fifo),
+                 "--candidates-format", "paf", "--allow-empty")
+    for f in feeders:
+        f.join(timeout=10)
+    assert got == []
+
+
+def test_zero_length_reads_are_unmapped(small):
+    text = small["reads"].read_text().splitlines(keepends=True)
+    reads = small["dir"] / "z.fq"
+    reads.write_text("".join(text[:8]) + "@empty1\n\n+\n\n" + "".join(text[8:12])
+                     + "@empty2\n\n+\n\n")
+    paf_rows = small["cand"].read_text().splitlines(keepends=True)
+    names = [text[i][1:].split()[0] for i in (0, 4, 8)]
+    cand = small["dir"] / "z.paf"
+    cand.write_text("".join(r for n in names[:2] for r in paf_rows if r.startswith(n + "\t"))
+                    + "empty1\t0\t0\t0\t+\tlambda\t48502\t100\t300\t0\t0\t60\n"
+                    + "".join(r for r in paf_rows if r.startswith(names[2] + "\t")))
+    out = small["dir"] / "z.bam"
+    proc = cli(*align_args(small, out, "--reads", str(reads), "-c", str(cand)))
+    assert proc.returncode == 0, proc.stderr
+    recs = records(out)
+    assert [r.query_name for r in recs] == names[:2] + ["empty1", names[2], "empty2"]
+    for r in recs[2], recs[4]:
+        assert r.is_unmapped and r.query_sequence is None
+        assert r.to_string().split("\t")[9:11] == ["*", "*"]
+    assert subprocess.run(["samtools", "quickcheck", str(out)]).returncode == 0
+
+
+def test_repeated_read_names_are_counted(small):
+    text = small["reads"].read_text().splitlines(keepends=True)
+    reads = small["dir"] / "d.fq"
+    reads.write_text("".join(text[:4] * 3) + "".join(text[4:]))
+    out = small["dir"] / "d.bam"
+    proc = cli(*align_args(small, out, "--reads", str(reads)))
+    assert proc.returncode == 0, proc.stderr
+    assert "2 read(s) have the same name as the read before them" in proc.stderr.decode()
+    recs = records(out)
+    assert len(recs) == 22
+    assert [r.is_unmapped for r in recs[:3]] == [False, True, True]
+
+
+# ---------------------------------------------------------------- reference
+
+
+def test_duplicate_contig_names_are_an_error(small):
+    genome = small["ref"].read_text()
+    ref = small["dir"] / "dup.fa"
+    ref.write_text(genome + ">other\nACGTACGT\n>lambda\nACGTACGTACGT\n")
+    lines = genome.count("\n")
+    one_error_line(cli(*align_args(small, small["dir"] / "x.bam", "-r", str(ref))),
+                   "dup.fa", f"line {lines + 3}", "contig 'lambda' appears twice")
+
+
+def test_stale_fai_is_rebuilt_and_said(small):
+    expected = run_ok(small, small["dir"] / "a.bam")  # builds lambda.fa.fai
+    genome = small["ref"].read_text().split("\n", 1)
+    # the same sequence in lines of another width: every offset in the old index is wrong
+    seq = genome[1].replace("\n", "")
+    small["ref"].write_text(genome[0] + "\n" + "\n".join(seq[i:i + 61]
+                                                        for i in range(0, len(seq), 61)) + "\n")
+    old = time.time() - 3600
+    os.utime(small["ref"], (old, old))  # older than its index: only the content tells
+    proc = cli(*align_args(small, small["dir"] / "b.bam"))
+    assert proc.returncode == 0, proc.stderr
+    assert "rebuilding the index" in proc.stderr.decode()
+    assert text_records(small["dir"] / "b.bam") == expected
+
+
+def test_fasta_newer_than_its_index_is_reindexed(small):
+    run_ok(small, small["dir"] / "a.bam")
+    fai = Path(str(small["ref"]) + ".fai")
+    os.utime(fai, (time.time() - 3600, time.time() - 3600))
+    proc = cli(*align_args(small, small["dir"] / "b.bam"))
+    assert proc.returncode == 0
+    assert "is older than lambda.fa: rebuilding the index" in proc.stderr.decode()
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo", "missing"])
+def test_reference_that_is_not_a_file(small, kind):
+    path = small["dir"] / "ref.x"
+    if kind == "directory":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    want = {"directory": "is a directory", "fifo": "not a regular file",
+            "missing": "no such file or directory"}[kind]
+    one_error_line(cli(*align_args(small, small["dir"] / "x.bam", "-r", str(path))), want)
+
+
+@pytest.mark.slow
+def test_peak_memory_does_not_grow_with_the_input(tmp_path):
+    """Peak RSS at 4x the reads stays within 10% for the same batch size."""
+    if not Path("/usr/bin/time").exists():
+        pytest.skip("/usr/bin/time is not installed (Debian package time)")
+    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+    from pipeline_bench import simulate
+
+    peaks = []
+    for n in (10_000, 40_000):
+        d = tmp_path / str(n)
+        d.mkdir()
+        ref, reads, paf, _ = simulate(str(d), n, 1_000_000, 3)
+        proc = subprocess.run(["/usr/bin/time", "-v", sys.executable, "-m", "readalign", "align",
+                               "-q", "-r", ref, "--reads", reads, "-c", paf, "-o",
+                               str(d / "o.bam"), "--batch-size", "2000"],
+                              capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        line = next(ln for ln in proc.stderr.splitlines() if "Maximum resident set size" in ln)
+        peaks.append(int(line.split(":")[1]))
+    assert peaks[1] <= peaks[0] * 1.10, peaks
