@@ -24,7 +24,7 @@ from numba import njit, prange
 
 from .errors import InputError, OutputError
 from .hostkernels import decimal_digits, write_decimal
-from .outfiles import TempFile, output_error, probe_write_error
+from .outfiles import TempFile, is_stream, output_error, probe_write_error
 
 NT16 = np.full(256, 15, dtype=np.uint8)
 for _i, _c in enumerate(b"=ACMGRSVTWYHKDBN"):
@@ -520,23 +520,33 @@ class Output:
                  level: int | None = None) -> None:
         self.path, self.sam, self.sort, self.threads = path, sam, sort, max(1, threads)
         self.level = level
-        self.stdout = path == "-"
+        # stdout, or an existing path that is not a regular file (a named pipe, /dev/stdout):
+        # written to as a stream, never replaced
+        self.stdout = path == "-" or is_stream(path)
         self.direct = not sam and not sort
         self.temps: list[TempFile] = []
         self._final: list[tuple[TempFile, str]] = []  # (finished temporary file, its target)
         if self.direct and self.stdout:
-            fd, name = os.dup(sys.stdout.fileno()), "stdout"
+            fd, name = self._open_stream()
         else:
             tmp = self._temp(".bam")
             fd, name = tmp.take_fd(), path if self.direct else tmp.name
         self.bam = self.temps[0] if self.temps else None
         try:
             # a temporary BAM (before sort or SAM conversion) is only read back: fastest level
-            self.writer = BgzfWriter(fd, "stdout" if self.stdout else name, self.threads,
+            self.writer = BgzfWriter(fd, name, self.threads,
                                      level if self.direct else 1)
         except BaseException:
             self.cleanup()
             raise
+
+    def _open_stream(self) -> tuple[int, str]:
+        if self.path == "-":
+            return os.dup(sys.stdout.fileno()), "stdout"
+        try:
+            return os.open(self.path, os.O_WRONLY), self.path
+        except OSError as exc:
+            raise output_error(self.path, exc) from None
 
     def _temp(self, suffix: str) -> TempFile:
         target = os.path.join(tempfile.gettempdir(), "readalign") if self.stdout else self.path
@@ -590,12 +600,12 @@ class Output:
         self.cleanup()
 
     def _to_stdout(self, name: str) -> None:
+        fd, target = self._open_stream()
         try:
-            with open(name, "rb") as fh:
-                shutil.copyfileobj(fh, sys.stdout.buffer, 1 << 22)
-            sys.stdout.buffer.flush()
+            with open(name, "rb") as src, os.fdopen(fd, "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 22)
         except OSError as exc:
-            raise output_error("stdout", exc) from None
+            raise output_error(target, exc) from None
 
     def cleanup(self) -> None:
         """Remove this run's temporary files that are still there."""

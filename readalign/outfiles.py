@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import tempfile
 from collections.abc import Iterator, Mapping
 
@@ -24,6 +25,15 @@ def output_error(path: str, exc: OSError) -> OSError:
         return BrokenPipeError(errno.EPIPE, "broken pipe")
     reason = (exc.strerror or str(exc)).lower()
     return OutputError(f"{path}: cannot write ({reason})")
+
+
+def is_stream(path: str) -> bool:
+    """An existing path that is not a regular file or a directory (a pipe, a device)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -41,7 +51,7 @@ def check_outputs(outputs: Mapping[str, str | None], inputs: Mapping[str, str | 
     """
     seen: dict[str, str] = {}
     for label, out in outputs.items():
-        if out is None or out == "-":
+        if out is None or out == "-" or is_stream(out):
             continue
         if os.path.isdir(out):
             raise InputError(f"{out}: is a directory ({label} needs a file name)")

@@ -243,7 +243,7 @@ def _tsv(tmp_path, lines):
     return str(p)
 
 
-def test_bad_inputs_leave_no_output(data, tmp_path):
+def test_bad_inputs_leave_no_output_and_keep_an_earlier_one(data, tmp_path):
     name0, name1 = data["names"][1], data["names"][2]
     reads = data["reads"]
     cases = [
@@ -263,11 +263,12 @@ def test_bad_inputs_leave_no_output(data, tmp_path):
     out = tmp_path / "o" / "x.bam"
     out.parent.mkdir()
     for cand, reads, msg in cases:
-        out.write_bytes(b"stale output of an earlier run")
+        out.write_bytes(b"output of an earlier run")
         with pytest.raises(InputError, match=msg):
             run(Options(reference=data["ref"], reads=reads, candidates=cand, output=str(out),
                         backend="cpu", threads=2, batch_size=500))
-        assert os.listdir(out.parent) == [], msg
+        assert os.listdir(out.parent) == ["x.bam"], msg  # the earlier file is kept, as it was
+        assert out.read_bytes() == b"output of an earlier run"
 
 
 def test_cli_error_is_one_line_and_exit_1(data, tmp_path):

@@ -204,13 +204,17 @@ def test_reference_that_is_not_a_file(small, kind):
 
 @pytest.mark.slow
 def test_peak_memory_does_not_grow_with_the_input(tmp_path):
-    """Peak RSS at 4x the reads stays within 10% for the same batch size."""
+    """Peak RSS at 4x the reads stays within 10% for the same batch size.
+
+    The readers fill 32 MiB buffers, so inputs smaller than that (these, kept small for
+    CI) add their own size once; that much is allowed on top of the 10%.
+    """
     if not Path("/usr/bin/time").exists():
         pytest.skip("/usr/bin/time is not installed (Debian package time)")
     sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
     from pipeline_bench import simulate
 
-    peaks = []
+    peaks, sizes = [], []
     for n in (10_000, 40_000):
         d = tmp_path / str(n)
         d.mkdir()
@@ -222,4 +226,5 @@ def test_peak_memory_does_not_grow_with_the_input(tmp_path):
         assert proc.returncode == 0, proc.stderr[-2000:]
         line = next(ln for ln in proc.stderr.splitlines() if "Maximum resident set size" in ln)
         peaks.append(int(line.split(":")[1]))
-    assert peaks[1] <= peaks[0] * 1.10, peaks
+        sizes.append(sum(min(os.path.getsize(p), 32 << 20) for p in (reads, paf)) // 1024)
+    assert peaks[1] <= peaks[0] * 1.10 + (sizes[1] - sizes[0]), (peaks, sizes)

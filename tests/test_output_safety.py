@@ -256,3 +256,12 @@ def test_threads_default_to_the_cpus_this_process_may_use():
                           preexec_fn=lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}),
                           capture_output=True, text=True, timeout=120)
     assert "here 1)" in " ".join(proc.stdout.split())
+
+
+def test_output_that_is_a_stream_is_written_not_replaced(ex):
+    """``-o /dev/stdout`` (a symbolic link to a pipe here) is written to, never renamed over."""
+    piped = ex["dir"] / "piped.bam"
+    with open(piped, "wb") as fh:
+        assert cli(*align_args(ex, "/dev/stdout"), stdout=fh).returncode == 0
+    assert os.path.islink("/dev/stdout")
+    assert len(_records(str(piped))) == 2000
