@@ -449,3 +449,72 @@ def mirror_upper(out, tile):
                     out[i, j] = out[j, i]
         for i in range(i0, min(i0 + tile, n)):
             out[i, i] = 0
+
+
+@njit(cache=True, nogil=True)
+def myers_blocks(p, pb, m, t, tb, n, max_dist):
+    """Global edit distance of ``p[pb:pb+m]`` and ``t[tb:tb+n]``, bit-parallel over 64-bit blocks.
+
+    Myers' algorithm in Hyyrö's block form for patterns of any length: the
+    pattern's column of the DP is ``ceil(m / 64)`` words of vertical deltas,
+    advanced by one text symbol at a time, the horizontal delta carried from
+    block to block. O(n * m / 64) time and O(m / 64 + alphabet) memory, so two
+    100,000-symbol strings take a fraction of a second and a few MB. Returns
+    ``max_dist + 1`` for a distance past ``max_dist`` (``-1``: no limit).
+    """
+    if m == 0 or n == 0:
+        d = max(m, n)
+        return max_dist + 1 if max_dist >= 0 and d > max_dist else d
+    nb = (m + 63) // 64
+    syms = np.unique(p[pb:pb + m])
+    peq = np.zeros((syms.shape[0], nb), np.uint64)
+    for i in range(m):
+        k = np.searchsorted(syms, p[pb + i])
+        peq[k, i // 64] |= np.uint64(1) << np.uint64(i % 64)
+    pv = np.full(nb, ~np.uint64(0), np.uint64)
+    mv = np.zeros(nb, np.uint64)
+    last = np.uint64(1) << np.uint64((m - 1) % 64)
+    high = np.uint64(1) << np.uint64(63)
+    one = np.uint64(1)
+    score = m
+    for j in range(n):
+        c = t[tb + j]
+        k = np.searchsorted(syms, c)
+        row = k if k < syms.shape[0] and syms[k] == c else -1
+        hin = 1  # the top row of a global alignment: D[0][j] = j
+        for b in range(nb):
+            eq = peq[row, b] if row >= 0 else np.uint64(0)
+            pvb, mvb = pv[b], mv[b]
+            xv = eq | mvb
+            if hin < 0:
+                eq |= one
+            xh = (((eq & pvb) + pvb) ^ pvb) | eq
+            ph = mvb | ~(xh | pvb)
+            mh = pvb & xh
+            bit = last if b == nb - 1 else high
+            hout = 1 if ph & bit else (-1 if mh & bit else 0)
+            ph <<= one
+            mh <<= one
+            if hin < 0:
+                mh |= one
+            elif hin > 0:
+                ph |= one
+            pv[b] = mh | ~(xv | ph)
+            mv[b] = ph & xv
+            hin = hout
+        score += hin
+        if max_dist >= 0 and score - (n - 1 - j) > max_dist:
+            return max_dist + 1  # even matching every remaining text symbol cannot get back
+    return max_dist + 1 if max_dist >= 0 and score > max_dist else score
+
+
+@njit(parallel=True, cache=True)
+def pairwise_long(a, ao, b, bo, pairs, max_dist, out):
+    """``out[x]``: distance of pair ``pairs[x]`` (``a[i]`` against ``b[i]``), on every core."""
+    for x in prange(pairs.shape[0]):
+        i = pairs[x]
+        m, n = ao[i + 1] - ao[i], bo[i + 1] - bo[i]
+        if m <= n:
+            out[x] = myers_blocks(a, ao[i], m, b, bo[i], n, max_dist)
+        else:
+            out[x] = myers_blocks(b, bo[i], n, a, ao[i], m, max_dist)

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import backends, hostkernels
 from .encoding import Packed
+from .kernels.words import pairwise_long
 from .result import AlignResult
 from .timing import stage
 
@@ -152,6 +153,23 @@ def _runner(name: str):
     return cpu_backend.align_batch
 
 
+def _bit_parallel(job: Job) -> bool:
+    """Whether a job is plain Levenshtein distance without alignments (what Myers' algorithm gives)."""
+    return not job.with_cigar and not job.infix and job.n_code < 0
+
+
+def _long_distances(q: Packed, t: Packed, idx: np.ndarray, job: Job, k: int,
+                    threads: int | None) -> BatchResult:
+    """Distances of long pairs, bit-parallel (linear memory; :func:`kernels.words.myers_blocks`)."""
+    d = np.empty(idx.shape[0], np.int32)
+    pairwise_long(q.data, q.offsets, t.data, t.offsets, idx, job.max_distance, d)
+    ok = (job.max_distance < 0) | (d <= job.max_distance)
+    dist = np.where(ok, d, -1).astype(np.int32)
+    return BatchResult(dist, np.where(ok, 0, -1).astype(np.int64),
+                       np.where(ok, t.lengths[idx], -1).astype(np.int64),
+                       np.zeros(idx.shape[0], np.int64), [])
+
+
 def check_counts(q, t) -> None:
     """Both sides of a pairwise call must hold the same number of sequences."""
     if len(q) != len(t):
@@ -184,7 +202,7 @@ def align_with(q: Packed, t: Packed, job: Job, name: str, threads: int | None = 
     for group, k, where in ((short, job.k, name), (long, max(job.k, LONG_K), "cpu")):
         if group.shape[0] == 0:
             continue
-        run = _runner(where)
+        run = _long_distances if group is long and _bit_parallel(job) else _runner(where)
         bounds = hostkernels.budget_bounds(group, m, n, BATCH_CELLS[where], 1 << 24)
         for lo, hi in zip(bounds[:-1], bounds[1:]):
             idx = group[lo:hi]

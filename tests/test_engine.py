@@ -265,3 +265,37 @@ def test_copy_into_spans_several_blocks():
     copy_into(dst, 7, src)
     assert np.array_equal(dst[7:-3], src)
     assert not dst[:7].any() and not dst[-3:].any()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(alphabet="abcd\u00e9\U0001f600", min_size=0, max_size=200),
+       st.text(alphabet="abcd\u00e9\U0001f600", min_size=0, max_size=200))
+def test_block_bit_parallel_distance_matches_plain_dp(a, b):
+    """Myers' block algorithm (the long pairs' distance) against the plain DP, any lengths."""
+    from readalign.kernels.words import myers_blocks
+
+    codes = [np.frombuffer(s.encode("utf-32-le"), np.uint32) for s in (a, b)]
+    want = dp_distance(a, b, infix=False)[0]
+    assert myers_blocks(codes[0], 0, len(a), codes[1], 0, len(b), -1) == want
+    limit = max(want - 1, 0)
+    clipped = myers_blocks(codes[0], 0, len(a), codes[1], 0, len(b), limit)
+    assert clipped == (want if want <= limit else limit + 1)
+
+
+def test_long_pairs_distance_only_in_linear_memory():
+    """Two 100,000-symbol strings: exact (edlib), bit-parallel, with max_distance and mixed lengths."""
+    edlib = require_module("edlib", "test-extra")
+    rng = random.Random(8)
+    a = "".join(rng.choice("acgt") for _ in range(100_000))
+    b = list(a)
+    for i in range(0, len(b), 40):
+        b[i] = rng.choice("acgtx")
+    del b[5_000:5_030]
+    b = "".join(b)
+    short = ("kitten", "sitting")
+    got = readalign.edit_distance([a, short[0], a[:1500]], [b, short[1], b[:2500]], backend="cpu")
+    want = [edlib.align(x, y)["editDistance"] for x, y in ((a, b), short, (a[:1500], b[:2500]))]
+    assert got.tolist() == want
+    capped = readalign.edit_distance([a, a[:1500]], [b, b[:2500]], max_distance=want[2],
+                                     backend="cpu")
+    assert capped.tolist() == [-1, want[2]]
