@@ -519,6 +519,8 @@ class Output:
     def __init__(self, path: str, sam: bool, sort: bool, threads: int,
                  level: int | None = None) -> None:
         self.path, self.sam, self.sort, self.threads = path, sam, sort, max(1, threads)
+        # a symbolic link is followed: its target is replaced, the link itself stays
+        self.target = os.path.realpath(path) if os.path.islink(path) else path
         self.level = level
         # stdout, or an existing path that is not a regular file (a named pipe, /dev/stdout):
         # written to as a stream, never replaced
@@ -593,7 +595,7 @@ class Output:
             if self.stdout:
                 self._to_stdout(src.name)
             else:
-                self._final.insert(0, (src, self.path))
+                self._final.insert(0, (src, self.target))
         for tmp, target in self._final:
             tmp.path = target
             tmp.commit()

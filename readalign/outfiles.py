@@ -72,8 +72,9 @@ class TempFile:
     """A new file beside ``path`` under a temporary name; :meth:`commit` renames it onto ``path``."""
 
     def __init__(self, path: str, suffix: str = "") -> None:
-        self.path = path
-        folder, base = os.path.split(os.path.abspath(path))
+        # a symbolic link is followed: its target is replaced, the link itself stays
+        self.path = os.path.realpath(path) if os.path.islink(path) else path
+        folder, base = os.path.split(os.path.abspath(self.path))
         try:
             self.fd, self.name = tempfile.mkstemp(prefix=f".{base}.", suffix=f".tmp{suffix}",
                                                   dir=folder)

@@ -13,8 +13,10 @@ import hashlib
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -259,9 +261,23 @@ def test_threads_default_to_the_cpus_this_process_may_use():
 
 
 def test_output_that_is_a_stream_is_written_not_replaced(ex):
-    """``-o /dev/stdout`` (a symbolic link to a pipe here) is written to, never renamed over."""
-    piped = ex["dir"] / "piped.bam"
-    with open(piped, "wb") as fh:
-        assert cli(*align_args(ex, "/dev/stdout"), stdout=fh).returncode == 0
-    assert os.path.islink("/dev/stdout")
-    assert len(_records(str(piped))) == 2000
+    """A named pipe at ``-o`` is written to, never renamed over."""
+    fifo = ex["dir"] / "out.fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    assert cli(*align_args(ex, fifo)).returncode == 0
+    reader.join(timeout=60)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    (ex["dir"] / "from_fifo.bam").write_bytes(got[0])
+    assert len(_records(str(ex["dir"] / "from_fifo.bam"))) == 2000
+
+
+def test_symbolic_link_output_replaces_its_target_and_keeps_the_link(ex):
+    target, link = ex["dir"] / "real.bam", ex["dir"] / "link.bam"
+    target.write_bytes(b"an earlier output")
+    link.symlink_to(target)
+    assert cli(*align_args(ex, link)).returncode == 0
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert len(_records(str(target))) == 2000

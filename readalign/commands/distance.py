@@ -29,7 +29,7 @@ import time
 from .. import backends
 from ..distance_out import DenseNpy, DenseTsv, TriplesNpy, TriplesTsv
 from ..errors import InputError, ReadalignError
-from ..outfiles import atomic, check_outputs, output_error
+from ..outfiles import atomic, check_outputs, is_stream, output_error
 from ..progress import Progress
 from ..wordfiles import read_words
 from ..words import WordCodes, block_function, prepare, result_dtype, row_chunks
@@ -82,10 +82,12 @@ def _writer(path: str, fmt: str, sparse: bool, shape: tuple[int, int], dtype, fh
 @contextlib.contextmanager
 def open_output(out: str, fmt: str, sparse: bool, shape: tuple[int, int], dtype):
     """Yield a writer for ``out``; a file appears under its name only if the block succeeds."""
-    if out == "-":
-        writer = _writer(out, fmt, sparse, shape, dtype, sys.stdout.buffer)
-        yield writer
-        writer.close()
+    if out == "-" or is_stream(out):  # stdout, or a named pipe or device: written, not replaced
+        with contextlib.ExitStack() as stack:
+            fh = sys.stdout.buffer if out == "-" else stack.enter_context(open(out, "wb"))
+            writer = _writer(out, fmt, sparse, shape, dtype, fh)
+            yield writer
+            writer.close()
         return
     with atomic(out) as tmp, contextlib.ExitStack() as stack:
         fh = stack.enter_context(open(tmp, "wb")) if fmt == "tsv" else None
