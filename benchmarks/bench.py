@@ -28,11 +28,11 @@ import time
 import numpy as np
 
 import readalign
-from readalign import backends
+from readalign.runtime import backends
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from readalign.encoding import pack_dna
-from readalign.engine import DEFAULT_K, length_order
+from readalign.engine.batching import DEFAULT_K, length_order
+from readalign.engine.packing import pack_dna
 
 ACGT = np.frombuffer(b"ACGT", dtype=np.uint8)
 
@@ -142,7 +142,7 @@ def time_kernels(reads, windows, infix: bool, cigar: bool, k: int = DEFAULT_K, v
     from numba import cuda
     from readalign.kernels.cuda import BOUNDARY_DTYPE, boundary_elements, kernels
 
-    from readalign import cuda_backend
+    from readalign.engine import cuda as cuda_backend
 
     fwd, tb, _ = kernels(k, vote)
     q, t = pack_dna(reads), pack_dna(windows)

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import bench  # noqa: E402
 
 import readalign  # noqa: E402
-from readalign import gpu_pipeline  # noqa: E402
+from readalign.engine import cuda_stream as gpu_pipeline
 
 
 def main() -> None:

@@ -12,7 +12,7 @@ default) and prints GB/s:
 - read: a parallel sum (read bandwidth);
 - blocks: a fresh array filled from a 64 MB source block by block, the way the
   GPU word-list path places results: one parallel copy per block, and the same
-  through :class:`readalign.host_copy.Placer`'s thread pool.
+  through :class:`readalign.runtime.host_copy.Placer`'s thread pool.
 
 With ``--deflate`` it also times zlib at BGZF's block size (64 KiB, raw
 deflate + CRC32, as htslib's writer does) on BAM-like records, on one thread
@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit, prange
 
-from readalign.hostkernels import copy_into
+from readalign.runtime.hostkernels import copy_into
 
 
 @njit(parallel=True, nogil=True, cache=True)
@@ -61,7 +61,7 @@ def _timed(fn) -> float:
 
 def _block_rows(src: np.ndarray, size: int, parts: int) -> list:
     """Fresh array filled by 64 MB blocks: numba parallel copies, then the placement pool."""
-    from readalign import host_copy
+    from readalign.runtime import host_copy
 
     block = 64 << 20
     starts = range(0, size, block)

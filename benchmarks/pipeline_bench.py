@@ -140,7 +140,7 @@ def run_once(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str,
     from standin import ungapped_aligner
 
     from readalign import __version__
-    from readalign.pipeline import Options, run
+    from readalign.pipeline.stage import Options, run
 
     out = os.path.join(d, "out.bam")
     opts = Options(reference=ref, reads=reads, candidates=paf, output=out,
@@ -170,7 +170,7 @@ def warm_up(args: argparse.Namespace, d: str) -> None:
 
 def level_text(level: int | None) -> str:
     """The BGZF level as the table header states it."""
-    from readalign.pipeline import DEFAULT_COMPRESSION
+    from readalign.pipeline.stage import DEFAULT_COMPRESSION
 
     return f"default ({DEFAULT_COMPRESSION})" if level is None else str(level)
 
@@ -239,7 +239,7 @@ def time_cli(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str,
 
 def batch_sizes(args: argparse.Namespace) -> list[int]:
     """The batch sizes to time: the sweep, or the one size asked for, or the default."""
-    from readalign.pipeline import Options
+    from readalign.pipeline.stage import Options
 
     if args.sweep_batch:
         return [int(b) for b in args.sweep_batch.split(",")]

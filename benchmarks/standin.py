@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from readalign.encoding import Packed
-from readalign.result import AlignResult
+from readalign.engine.packing import Packed
+from readalign.engine.result import AlignResult
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -43,7 +43,7 @@ def _ungapped(q, q_off, t, t_off, pad, n_code):
 
 
 def ungapped_aligner(pad: int):
-    """An ``Aligner`` for ``readalign.pipeline.run`` that places each read at ``pad``."""
+    """An ``Aligner`` for ``readalign.pipeline.stage.run`` that places each read at ``pad``."""
 
     def align(q: Packed, t: Packed, job, backend: str, threads: int) -> AlignResult:
         dist, start, end, ops, n_ops = _ungapped(q.data, q.offsets, t.data, t.offsets, pad,

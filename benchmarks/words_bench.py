@@ -21,9 +21,9 @@ Each measurement is the best of ``--repeat`` runs after one warm-up call. On
 the GPU, ``--method`` picks the per-pair method (``myers`` bit-parallel,
 ``dp`` register-resident DP, or ``both``); a kernel-only time (CUDA events)
 is reported beside the end-to-end one, and under the table the last dense
-call's components (``readalign.cuda_dense.LAST``: kernel and device-to-host
+call's components (``readalign.distance.dense_blocks.LAST``: kernel and device-to-host
 sums from CUDA events, host placement and waits, wall total). The pairwise GPU rows call
-``readalign.cuda_words.edit_distance_gpu`` (distance only). A failing row
+``readalign.distance.cuda.edit_distance_gpu`` (distance only). A failing row
 prints its error and the run goes on.
 """
 
@@ -78,7 +78,7 @@ def host_name() -> str:
 
 def device_name(backend: str) -> str:
     """What the readalign backend runs on."""
-    from readalign import backends
+    from readalign.runtime import backends
 
     if backends.resolve(backend) == "cpu":
         import numba
@@ -98,7 +98,7 @@ def _last_parts(method: str):
     """The GPU dense pipeline's breakdown of its last call (seconds), or None on the CPU."""
     if not method:
         return None
-    from readalign import cuda_dense
+    from readalign.distance import dense_blocks as cuda_dense
 
     return dict(cuda_dense.LAST) or None
 
@@ -115,7 +115,7 @@ def _guard(rows: list, label: str, fn, method: str = "") -> None:
 
 
 def _methods(args) -> list:
-    from readalign import backends
+    from readalign.runtime import backends
 
     if backends.resolve(args.backend) != "cuda":
         return [""]
@@ -124,7 +124,7 @@ def _methods(args) -> list:
 
 def _set_method(method: str, result_memory: str) -> None:
     if method:
-        from readalign import cuda_words
+        from readalign.distance import cuda as cuda_words
 
         cuda_words.METHOD = method
         cuda_words.RESULT_MEMORY = result_memory
@@ -134,7 +134,8 @@ def _kernel_time(queries, choices, md, method: str):
     """Kernel-only seconds (CUDA events) of the dense matrix, or None on the CPU."""
     if not method:
         return None
-    from readalign import cuda_words, words
+    from readalign.distance import cdist as words
+    from readalign.distance import cuda as cuda_words
 
     codes = words.prepare(queries, choices)
     dt = words.result_dtype(codes.maxlen, -1 if md is None else md)
@@ -213,7 +214,7 @@ def _pairwise(a, b, method: str):
 
     if not method:
         return lambda: readalign.edit_distance(a, b, backend="cpu")
-    from readalign import cuda_words
+    from readalign.distance import cuda as cuda_words
 
     return lambda: cuda_words.edit_distance_gpu(a, b)
 
@@ -238,8 +239,8 @@ def paper_rows(args, rng) -> list:
             ra_t, ra = best_time(_pairwise(a, b, method), args.repeat)
             kernel_t = None
             if method:
-                from readalign import cuda_words
-                from readalign.encoding import pack_text
+                from readalign.distance import cuda as cuda_words
+                from readalign.engine.packing import pack_text
 
                 kernel_t = cuda_words.pairwise_kernel_seconds(pack_text(a), pack_text(b))
             return [_row(label, n, rf_t, ra_t, bool(np.array_equal(rf, ra)), kernel_t, method)]

@@ -6,13 +6,14 @@
 (0, 2, '4M')
 """
 
-from . import compile_notice  # noqa: F401  (first: it listens for numba's compiles)
-from .api import align, edit_distance
-from .errors import BackendUnavailableError, InputError, ReadalignError
-from .result import AlignResult
-from .words import SparseDistances, cdist
+# first, so that it hears numba's first compile
+from .kernels import compile_notice  # noqa: F401  # isort: skip
 
-__version__ = "0.1.0"
+from ._version import __version__
+from .api import align, edit_distance
+from .distance.cdist import SparseDistances, cdist
+from .engine.result import AlignResult
+from .errors import BackendUnavailableError, InputError, ReadalignError
 
 __all__ = [
     "AlignResult",

@@ -9,7 +9,7 @@ import os
 import signal
 import sys
 
-from . import __version__
+from ._version import __version__
 from .errors import ReadalignError
 
 COMMANDS = ("align", "distance")

@@ -15,7 +15,7 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 
 def _has_gpu() -> bool:
     """Whether a real CUDA GPU runs the kernels (the simulator does not count)."""
-    from readalign.backends import cuda_status
+    from readalign.runtime.backends import cuda_status
 
     return cuda_status()[0] and os.environ.get("NUMBA_ENABLE_CUDASIM") != "1"
 

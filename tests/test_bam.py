@@ -6,10 +6,10 @@ import numpy as np
 import pysam
 import pytest
 
-from readalign.bam import _htslib, deflate_library, parse_rg, reg2bin
 from readalign.errors import InputError
-from readalign.pipeline import Options, run
-from readalign.select import select_best
+from readalign.pipeline.bam import _htslib, deflate_library, parse_rg, reg2bin
+from readalign.pipeline.select import select_best
+from readalign.pipeline.stage import Options, run
 
 REF = ("GATTACAGATTACACCGGTTAAGGCCTTAACGTACGTTGCAACGTAGCTAGCTAGGATCCAGTCAGT"
        "TTGACCATGGCATGCAAGCTTGGCACTGGCCGTCGTTTTACAACGTCGTGACTGGGAAAACCCTGGCG")

@@ -11,8 +11,8 @@ import pytest
 import readalign
 from readalign.cli import main
 from readalign.commands import distance
-from readalign.progress import Progress
-from readalign.wordfiles import split_words
+from readalign.distance.wordfiles import split_words
+from readalign.runtime.progress import Progress
 
 WORDS = ["kitten", "sitting", "", "flaw", "lawn", "héllo", "hello", "😀ab", "kitten"]
 

@@ -211,7 +211,7 @@ def test_invalid_inputs():
 
 
 def test_length_order_keeps_narrow_batches_and_sorts_wide_ones():
-    from readalign.engine import length_order
+    from readalign.engine.batching import length_order
 
     rng = np.random.default_rng(3)
     m = np.full(1000, 150, np.int64)
@@ -237,7 +237,7 @@ def test_narrow_batch_in_input_order_matches_oracle():
                + r[rng.randint(0, 1):] for r in reads]
     windows[5] = reads[5][::-1]
     windows[9] = windows[9][:20]  # one short window: the batch stays in input order
-    from readalign.engine import narrow_lengths
+    from readalign.engine.batching import narrow_lengths
 
     assert narrow_lengths(np.array([len(r) for r in reads]), np.array([len(w) for w in windows]))
     res = readalign.align(reads, windows, backend="cpu")
@@ -246,7 +246,7 @@ def test_narrow_batch_in_input_order_matches_oracle():
 
 
 def test_in_order_pieces_are_concatenated():
-    from readalign.engine import _place_ops
+    from readalign.engine.batching import _place_ops
 
     runs = [np.array([1, 2], np.uint32), np.array([3], np.uint32), np.array([4, 5, 6], np.uint32)]
     n_ops = np.array([2, 1, 3], np.int64)
@@ -258,7 +258,7 @@ def test_in_order_pieces_are_concatenated():
 
 
 def test_copy_into_spans_several_blocks():
-    from readalign.hostkernels import COPY_BLOCK, copy_into
+    from readalign.runtime.hostkernels import COPY_BLOCK, copy_into
 
     src = np.arange(2 * COPY_BLOCK + 5, dtype=np.uint32)
     dst = np.zeros(src.shape[0] + 10, np.uint32)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pysam
 
-from readalign.progress import Progress
+from readalign.runtime.progress import Progress
 
 REPO = Path(__file__).resolve().parent.parent
 NOTICE = "compiling the alignment kernels for this machine (once; a minute or two; cached in "

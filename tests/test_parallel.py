@@ -7,10 +7,10 @@ import gzip
 import numpy as np
 import pytest
 
-from readalign.bam import COMP16, NT16, _record, pack_records
-from readalign.encoding import DNA_CODES
-from readalign.overlap import Consumer, prefetch
-from readalign.select import read_bounds, select_best
+from readalign.engine.packing import DNA_CODES
+from readalign.pipeline.bam import COMP16, NT16, _record, pack_records
+from readalign.pipeline.select import read_bounds, select_best
+from readalign.runtime.stages import Consumer, prefetch
 
 
 def _batch(rng, nreads):
@@ -102,7 +102,7 @@ def test_records_identical_whatever_threads_and_batches(tmp_path):
     sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
     from pipeline_bench import simulate
 
-    from readalign.pipeline import Options, run
+    from readalign.pipeline.stage import Options, run
 
     ref, reads, paf, _ = simulate(str(tmp_path), 1500, 50_000, 4)
     got = []

@@ -1,4 +1,4 @@
-"""The GPU word-list path (readalign.cuda_words): simulator in CI, the real GPU when present."""
+"""The GPU word-list path (readalign.distance.cuda): simulator in CI, the real GPU when present."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from rapidfuzz.distance import Levenshtein
 from readalign.kernels import words as kw
 
 import readalign
-from readalign import words
+from readalign.distance import cdist as words
 
 HERE = Path(__file__).parent
 gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
@@ -106,7 +106,7 @@ def _same_on_gpu_and_cpu(q, c, max_distance, sparse: bool = False) -> None:
 @gpu
 @pytest.mark.parametrize("method", ["myers", "dp"])
 def test_gpu_cdist_matches_cpu(method, monkeypatch):
-    from readalign import cuda_words
+    from readalign.distance import cuda as cuda_words
 
     monkeypatch.setattr(cuda_words, "METHOD", method)
     rng = np.random.default_rng(21)
@@ -135,7 +135,7 @@ def test_gpu_cdist_short_and_mixed_rows():
 @gpu
 @pytest.mark.parametrize("method", ["myers", "dp"])
 def test_gpu_pairwise_matches_rapidfuzz(method, monkeypatch):
-    from readalign import cuda_words
+    from readalign.distance import cuda as cuda_words
 
     monkeypatch.setattr(cuda_words, "METHOD", method)
     rng = np.random.default_rng(22)

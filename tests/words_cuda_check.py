@@ -1,4 +1,4 @@
-"""readalign.cuda_words against the CPU path: dense, sparse, pairwise, both GPU methods.
+"""readalign.distance.cuda against the CPU path: dense, sparse, pairwise, both GPU methods.
 
 Runs on a GPU or under the simulator (``NUMBA_ENABLE_CUDASIM=1``)::
 
@@ -11,8 +11,11 @@ import sys
 
 import numpy as np
 
-from readalign import cuda_dense, cuda_words, words, words_cpu
-from readalign.encoding import pack_text
+from readalign.distance import cdist as words
+from readalign.distance import cpu as words_cpu
+from readalign.distance import cuda as cuda_words
+from readalign.distance import dense_blocks as cuda_dense
+from readalign.engine.packing import pack_text
 
 SYMBOLS = list("abcdé中") + ["\U0001f600"]
 

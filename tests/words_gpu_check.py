@@ -16,7 +16,7 @@ import numpy as np
 from numba import cuda
 from readalign.kernels import words as kw
 
-from readalign import words
+from readalign.distance import cdist as words
 
 NS = kw.build(cuda.jit(device=True))
 pair_generic = NS.pair_generic

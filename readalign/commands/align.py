@@ -16,9 +16,9 @@ import logging
 import shlex
 import sys
 
-from .. import __version__
-from ..backends import BACKENDS, usable_cpus
-from ..pairs import DEFAULT_BATCH, DEFAULT_PAD
+from .._version import __version__
+from ..pipeline.pairs import DEFAULT_BATCH, DEFAULT_PAD
+from ..runtime.backends import BACKENDS, usable_cpus
 
 NAME = "align"
 HELP = "align reads to candidate windows (PAF/TSV/SAM) and write BAM"
@@ -74,9 +74,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the pipeline; print the summary to stderr."""
     from ..errors import InputError
-    from ..outfiles import check_outputs
-    from ..pipeline import Options
-    from ..pipeline import run as run_pipeline
+    from ..pipeline.stage import Options
+    from ..pipeline.stage import run as run_pipeline
+    from ..runtime.outfiles import check_outputs
 
     if args.max_distance is not None and args.max_distance < 0:
         raise InputError(f"--max-distance must be >= 0, got {args.max_distance}")

@@ -26,13 +26,14 @@ import logging
 import sys
 import time
 
-from .. import backends
-from ..distance_out import DenseNpy, DenseTsv, TriplesNpy, TriplesTsv
+from ..distance.cdist import block_function, prepare, result_dtype, row_chunks
+from ..distance.codes import WordCodes
+from ..distance.output import DenseNpy, DenseTsv, TriplesNpy, TriplesTsv
+from ..distance.wordfiles import read_words
 from ..errors import InputError, ReadalignError
-from ..outfiles import atomic, check_outputs, is_stream, output_error
-from ..progress import Progress
-from ..wordfiles import read_words
-from ..words import WordCodes, block_function, prepare, result_dtype, row_chunks
+from ..runtime import backends
+from ..runtime.outfiles import atomic, check_outputs, is_stream, output_error
+from ..runtime.progress import Progress
 
 NAME = "distance"
 HELP = "edit distances between word lists (dense matrix, or pairs within a cut-off)"

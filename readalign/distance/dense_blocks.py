@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import config, cuda
 
-from . import cuda_buffers, host_copy
+from ..runtime import gpu_memory as cuda_buffers
+from ..runtime import host_copy
 
 STAGES = 3
 """Pinned staging buffers in flight."""

@@ -22,9 +22,9 @@ import tempfile
 import numpy as np
 from numba import njit, prange
 
-from .errors import InputError, OutputError
-from .hostkernels import decimal_digits, write_decimal
-from .outfiles import TempFile, is_stream, output_error, probe_write_error
+from ..errors import InputError, OutputError
+from ..runtime.hostkernels import decimal_digits, write_decimal
+from ..runtime.outfiles import TempFile, is_stream, output_error, probe_write_error
 
 NT16 = np.full(256, 15, dtype=np.uint8)
 for _i, _c in enumerate(b"=ACMGRSVTWYHKDBN"):

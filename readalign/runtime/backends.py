@@ -6,7 +6,7 @@ import logging
 import os
 from functools import lru_cache
 
-from .errors import BackendUnavailableError
+from ..errors import BackendUnavailableError
 
 log = logging.getLogger("readalign")
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from .encoding import DNA_CODES, Packed
+from ..engine.packing import DNA_CODES, Packed
 
 DEFAULT_BATCH = 100_000
 """Reads per batch. Up to five batches are in flight (parsed ahead, paired, aligned,

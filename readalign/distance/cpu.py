@@ -5,7 +5,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .kernels import words as kw
+from ..kernels import words as kw
 
 TASKS_PER_THREAD = 8
 

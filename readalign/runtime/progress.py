@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from . import compile_notice
+from ..kernels import compile_notice
 
 REDRAW_SECONDS = 0.25
 """How often the timer redraws the line: the elapsed time it shows moves every second, even

@@ -12,7 +12,7 @@ from __future__ import annotations
 import codecs
 import os
 
-from .errors import InputError
+from ..errors import InputError
 
 
 def _decode(raw: bytes, path: str) -> str:

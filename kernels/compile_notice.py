@@ -43,9 +43,8 @@ def cache_location(cache_path: str) -> str:
         return config.CACHE_DIR
     if os.path.basename(cache_path) != "__pycache__":  # numba's user-wide cache folder
         return os.path.dirname(cache_path)
-    here = Path(__file__).resolve().parent
-    kernels = here / "kernels" if (here / "kernels").is_dir() else here.parent / "kernels"
-    return f"__pycache__ folders under {os.path.commonpath([here, kernels])}"
+    # the folder holding readalign/ and kernels/ (a checkout), or the installed readalign/
+    return f"__pycache__ folders under {Path(__file__).resolve().parent.parent}"
 
 
 def announce(cache_path: str) -> None:

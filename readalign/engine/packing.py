@@ -13,7 +13,7 @@ from functools import cached_property
 
 import numpy as np
 
-from . import hostkernels
+from ..runtime import hostkernels
 
 N_CODE = 4
 """DNA code of N (and of every non-ACGT symbol); it never matches."""

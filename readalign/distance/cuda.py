@@ -1,9 +1,9 @@
 """GPU backend for word-list distances: :func:`cdist_gpu` (the block contract of
-:mod:`readalign.words`) and :func:`pairwise_gpu` (distance-only ``a[p]`` vs ``b[p]``).
+:mod:`readalign.distance.cdist`) and :func:`pairwise_gpu` (distance-only ``a[p]`` vs ``b[p]``).
 
 Dense: the rows are cut into device blocks of about :data:`BLOCK_BYTES`; the
 kernels, the device-to-host copies and the host placement overlap (see
-:mod:`readalign.cuda_dense`; ``RESULT_MEMORY="staged"`` stages through pinned
+:mod:`readalign.distance.dense_blocks`; ``RESULT_MEMORY="staged"`` stages through pinned
 buffers, ``"pinned"`` page-locks the result itself). Pairs whose both words
 exceed 64 symbols are computed on the CPU.
 """
@@ -17,12 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 from numba import config, cuda, njit
 
-from . import cuda_dense
-from .cuda_buffers import free_device_bytes
-from .encoding import Packed
-from .engine import gather_slices
-from .kernels import cuda_words as kcw
-from .kernels.words import WORD_BITS
+from ..engine.job import gather_slices
+from ..engine.packing import Packed, pack_text
+from ..kernels import cuda_words as kcw
+from ..kernels.words import WORD_BITS
+from ..runtime.gpu_memory import free_device_bytes
+from . import dense_blocks as cuda_dense
+from .codes import WordCodes
+from .cpu import dense_block
 
 log = logging.getLogger("readalign")
 
@@ -166,9 +168,6 @@ def long_pairs(codes, dev: DeviceLists, r0: int, r1: int, max_distance: int, thr
 
     Returns (local row indices, choice indices, block) or None when there are none.
     """
-    from .words import WordCodes
-    from .words_cpu import dense_block
-
     rows = dev.long_q[(dev.long_q >= r0) & (dev.long_q < r1)]
     if rows.shape[0] == 0 or dev.long_c.shape[0] == 0:
         return None
@@ -237,7 +236,7 @@ def _merge_long(codes, dev, r0, r1, upper, max_distance, dtype, threads, ii, jj,
 
 def cdist_gpu(codes, r0: int, r1: int, *, upper: bool, max_distance: int, sparse: bool, dtype,
               threads: int | None = None):
-    """The backend contract of :mod:`readalign.words`: rows ``r0:r1`` dense, or ``(i, j, d)``.
+    """The backend contract of :mod:`readalign.distance.cdist`: rows ``r0:r1`` dense, or ``(i, j, d)``.
 
     Dense blocks hold every cell (``upper`` only narrows sparse output).
     """
@@ -303,8 +302,6 @@ def pairwise_gpu(a: Packed, b: Packed, max_distance: int = -1) -> np.ndarray:
 
 def edit_distance_gpu(a, b, max_distance: int = -1) -> np.ndarray:
     """:func:`pairwise_gpu` on two lists of str (by code point) or bytes (by byte)."""
-    from .encoding import pack_text
-
     return pairwise_gpu(pack_text(a, "a"), pack_text(b, "b"), max_distance)
 
 

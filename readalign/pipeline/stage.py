@@ -24,20 +24,21 @@ from typing import Any
 import numba
 import numpy as np
 
-from . import backends
+from ..engine.batching import DEFAULT_K, align_packed
+from ..engine.job import Job
+from ..engine.packing import DNA_CODES, N_CODE, Packed
+from ..engine.result import AlignResult
+from ..errors import InputError
+from ..io._text import display
+from ..io.candidates import CandidateChunk, iter_candidates
+from ..io.reads import ReadBatch, iter_reads
+from ..io.reference import Reference
+from ..runtime import backends
+from ..runtime.outfiles import write_bytes
+from ..runtime.progress import Progress
+from ..runtime.stages import Consumer, Inline, concurrent_launches_ok, numba_threads, prefetch
 from .bam import COMP16, NT16, Output, deflate_library, header_bytes, header_text, pack_records, parse_rg
-from .encoding import DNA_CODES, N_CODE, Packed
-from .engine import DEFAULT_K, Job, align_packed
-from .errors import InputError
-from .io._text import display
-from .io.candidates import CandidateChunk, iter_candidates
-from .io.reads import ReadBatch, iter_reads
-from .io.reference import Reference
-from .outfiles import write_bytes
-from .overlap import Consumer, Inline, concurrent_launches_ok, numba_threads, prefetch
 from .pairs import DEFAULT_BATCH, DEFAULT_PAD, Pairs, build_pairs, find_name, match_reads, repeated_names
-from .progress import Progress
-from .result import AlignResult
 from .select import read_bounds, select_best
 
 log = logging.getLogger("readalign")

@@ -2,7 +2,7 @@
 
 Every writer takes blocks of consecutive query rows (``write``) and is
 finished by ``close``. Files are written under a temporary name and renamed
-only when the run succeeds (:func:`readalign.outfiles.atomic`).
+only when the run succeeds (:func:`readalign.runtime.outfiles.atomic`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 from numpy.lib import format as npformat
 
-from .hostkernels import write_decimal
+from ..runtime.hostkernels import write_decimal
 
 TRIPLE_FIELDS = ("i", "j", "distance")
 

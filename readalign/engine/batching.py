@@ -8,15 +8,16 @@ returns a :class:`BatchResult` in batch order; results leave in input order.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 import numpy as np
 
-from . import backends, hostkernels
-from .encoding import Packed
-from .kernels.words import pairwise_long
+from ..kernels.words import pairwise_long
+from ..runtime import backends, hostkernels
+from ..runtime.timing import stage
+from . import cpu
+from .job import BatchResult, Job, check_counts
+from .packing import Packed
 from .result import AlignResult
-from .timing import stage
 
 log = logging.getLogger("readalign")
 
@@ -31,42 +32,6 @@ and on the CPU the two are within 3% (benchmarks/RESULTS.md)."""
 BATCH_CELLS = {"cpu": 1 << 31, "cuda": 1 << 37}
 """DP cells per host batch: bounds host memory for CIGAR slots (CPU); the GPU backend
 cuts its host batch into device batches that fit device memory."""
-
-
-@dataclass(frozen=True)
-class Job:
-    """What to compute for every pair of a call."""
-
-    infix: bool
-    max_distance: int  # -1: no limit
-    n_code: int
-    eqx: bool
-    with_cigar: bool
-    k: int
-
-
-@dataclass
-class BatchResult:
-    """One batch's results in batch order.
-
-    ``ops`` is a list of ``(lo, hi, runs)``: the CIGAR runs of batch positions
-    ``lo:hi``, concatenated (a backend working in chunks hands them over as they
-    are, without one more copy of all runs).
-    """
-
-    dist: np.ndarray
-    ref_start: np.ndarray
-    ref_end: np.ndarray
-    n_ops: np.ndarray
-    ops: list
-
-
-def slot_capacity(m: np.ndarray, n: np.ndarray, max_distance: int) -> np.ndarray:
-    """Worst-case CIGAR run count per pair: at most m+n runs and 2*distance+1."""
-    worst = np.maximum(m, n)
-    if max_distance >= 0:
-        worst = np.minimum(worst, max_distance)
-    return np.maximum(np.minimum(m + n, 2 * worst + 1), 1)
 
 
 COUNTING_SORT_KEYS = 1 << 24
@@ -108,14 +73,6 @@ def length_order(m: np.ndarray, n: np.ndarray) -> np.ndarray:
     return np.lexsort((n, m)).astype(np.int64)
 
 
-def gather_slices(arr: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Concatenate ``arr[starts[i]:starts[i]+counts[i]]`` for every i (parallel)."""
-    counts = np.asarray(counts, dtype=np.int64)
-    out_offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
-    np.cumsum(counts, out=out_offsets[1:])
-    return hostkernels.gather(arr, np.asarray(starts, dtype=np.int64), counts, out_offsets)
-
-
 def _in_input_order(pieces: list, npairs: int) -> bool:
     """True when the pieces' pair indices, one after another, are ``0, 1, ..., npairs-1``."""
     start = 0
@@ -144,13 +101,11 @@ def _place_ops(pieces: list, n_ops: np.ndarray, offsets: np.ndarray, npairs: int
 
 
 def _runner(name: str):
-    if name == "cuda":
-        from . import cuda_backend
+    if name == "cuda":  # numba-cuda is imported only when the GPU is used
+        from . import cuda_stream
 
-        return cuda_backend.align_batch
-    from . import cpu_backend
-
-    return cpu_backend.align_batch
+        return cuda_stream.align_batch
+    return cpu.align_batch
 
 
 def _bit_parallel(job: Job) -> bool:
@@ -168,12 +123,6 @@ def _long_distances(q: Packed, t: Packed, idx: np.ndarray, job: Job, k: int,
     return BatchResult(dist, np.where(ok, 0, -1).astype(np.int64),
                        np.where(ok, t.lengths[idx], -1).astype(np.int64),
                        np.zeros(idx.shape[0], np.int64), [])
-
-
-def check_counts(q, t) -> None:
-    """Both sides of a pairwise call must hold the same number of sequences."""
-    if len(q) != len(t):
-        raise ValueError(f"got {len(q)} reads/queries but {len(t)} windows/targets: counts must match")
 
 
 def align_packed(q: Packed, t: Packed, job: Job, backend: str = "auto",

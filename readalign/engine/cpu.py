@@ -5,8 +5,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .encoding import Packed
-from .engine import BatchResult, gather_slices, slot_capacity
+from .job import BatchResult, gather_slices, slot_capacity
+from .packing import Packed
 
 CHUNKS_PER_THREAD = 8
 
@@ -14,7 +14,7 @@ CHUNKS_PER_THREAD = 8
 def align_batch(q: Packed, t: Packed, idx: np.ndarray, job, k: int,
                 threads: int | None) -> BatchResult:
     """Align the pairs ``idx`` (length-sorted) on every core; results in ``idx`` order."""
-    from .kernels.cpu import align_chunks
+    from ..kernels.cpu import align_chunks
 
     count = idx.shape[0]
     use = numba.get_num_threads() if threads is None else max(

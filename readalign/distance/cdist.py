@@ -8,36 +8,25 @@ dtype=..., threads=...)`` and returns either the dense rows ``r0:r1``
 ``(i, j, d)`` of the pairs within ``max_distance`` in row-major order. With
 ``upper`` (queries are the choices) only pairs ``j > i`` are wanted; the
 dense cells ``j <= i`` may hold anything. The CPU block lives in
-:mod:`readalign.words_cpu`, the GPU one is ``readalign.cuda_words.cdist_gpu``.
+:mod:`readalign.distance.cpu`, the GPU one is ``readalign.distance.cuda.cdist_gpu``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
-from . import backends
-from .api import _check_max_distance
-from .encoding import Packed, check_same_kind, pack_text
-from .errors import BackendUnavailableError
+from ..engine.job import check_max_distance
+from ..engine.packing import Packed, check_same_kind, pack_text
+from ..runtime import backends
+from . import cpu
+from .codes import WordCodes
 
 DIRECT_CODES = 4096
 """Symbol codes below this are used as they are; larger alphabets are renumbered densely."""
 BLOCK_CELLS = 1 << 25
 """Dense cells per block when :func:`cdist` builds a sparse result block by block."""
-
-
-@dataclass(frozen=True)
-class WordCodes:
-    """Two packed lists as int32 codes below ``alphabet``; ``same``: choices are the queries."""
-
-    q: Packed
-    c: Packed
-    alphabet: int
-    maxlen: int
-    same: bool
 
 
 class SparseDistances(NamedTuple):
@@ -93,18 +82,10 @@ def result_dtype(maxlen: int, max_distance: int, dtype=None) -> np.dtype:
 def block_function(name: str):
     """The block function of a resolved backend (``"cpu"`` or ``"cuda"``)."""
     if name == "cpu":
-        from .words_cpu import block
+        return cpu.block
+    from . import cuda  # numba-cuda is imported only when the GPU is used
 
-        return block
-    try:
-        from . import cuda_words
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__package__}.cuda_words":
-            raise
-        raise BackendUnavailableError(
-            "backend 'cuda' selected but the GPU word-list path (readalign.cuda_words) is not "
-            "available in this build; pass backend='cpu'") from None
-    return cuda_words.cdist_gpu
+    return cuda.cdist_gpu
 
 
 def row_chunks(nrows: int, ncols: int, cells: int = BLOCK_CELLS, rows: int = 0):
@@ -120,9 +101,7 @@ def _dense(codes: WordCodes, block, is_cpu: bool, max_distance: int, dt, threads
     out = block(codes, 0, nq, upper=upper, max_distance=max_distance, sparse=False, dtype=dt,
                 threads=threads)
     if upper:
-        from .words_cpu import mirror
-
-        mirror(out)
+        cpu.mirror(out)
     return out
 
 
@@ -158,7 +137,7 @@ def cdist(queries, choices=None, max_distance: int | None = None, backend: str =
     ``backend`` is ``"auto"``, ``"cpu"`` or ``"cuda"``; ``threads`` caps CPU
     threads. For pairs ``(a[k], b[k])`` use :func:`readalign.edit_distance`.
     """
-    md = _check_max_distance(max_distance)
+    md = check_max_distance(max_distance)
     if sparse and md < 0:
         raise ValueError("sparse=True needs max_distance: the pairs within it are returned")
     if choices is queries and not sparse:

@@ -2,7 +2,7 @@
 
 A host batch (length-sorted) is cut into chunks sized from free device memory
 and run as a pipeline over ``SLOTS`` CUDA streams with pinned staging buffers
-(:mod:`.gpu_pipeline`).
+(:mod:`.cuda_stream`, which also holds the backend's entry point, ``align_batch``).
 """
 
 from __future__ import annotations
@@ -12,9 +12,7 @@ import logging
 import numpy as np
 from numba import config
 
-from .cuda_buffers import free_device_bytes
-from .encoding import Packed
-from .engine import BatchResult
+from ..runtime.gpu_memory import free_device_bytes
 
 log = logging.getLogger("readalign")
 
@@ -27,7 +25,7 @@ MAX_DEVICE_BATCH = 1 << 24
 
 
 def _lane_bytes(m_max: int, n_max: int, k: int, with_cigar: bool) -> int:
-    from .kernels.cuda import BOUNDARY_DTYPE, boundary_elements
+    from ..kernels.cuda import BOUNDARY_DTYPE, boundary_elements
 
     rows, cols = boundary_elements(m_max, n_max, k)
     boundary = (rows + cols) * np.dtype(BOUNDARY_DTYPE).itemsize if with_cigar else 0
@@ -53,11 +51,3 @@ def device_batches(m: np.ndarray, n: np.ndarray, k: int, with_cigar: bool, slots
         bounds.append((lo, hi))
         lo = hi
     return bounds
-
-
-def align_batch(q: Packed, t: Packed, idx: np.ndarray, job, k: int,
-                threads: int | None = None) -> BatchResult:
-    """Align the pairs ``idx`` (length-sorted) on the GPU; results in ``idx`` order."""
-    from .gpu_pipeline import run_pipeline
-
-    return run_pipeline(q, t, idx, job, k)

@@ -16,7 +16,7 @@ import stat
 import tempfile
 from collections.abc import Iterator, Mapping
 
-from .errors import InputError, OutputError
+from ..errors import InputError, OutputError
 
 
 def output_error(path: str, exc: OSError) -> OSError:

@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import config, cuda
 
-from . import hostkernels
-from .cuda_backend import THREADS_PER_BLOCK, device_batches
-from .cuda_buffers import DevicePool, pinned
-from .encoding import DNA_CODES, GridPacked
-from .engine import BatchResult
-from .timing import Tally
+from ..runtime import hostkernels
+from ..runtime.gpu_memory import DevicePool, pinned
+from ..runtime.timing import Tally
+from .cuda import THREADS_PER_BLOCK, device_batches
+from .job import BatchResult
+from .packing import DNA_CODES, GridPacked, Packed
 
 log = logging.getLogger("readalign")
 
@@ -158,7 +158,7 @@ def _to_device(slot: _Slot, name: str, host: np.ndarray):
 
 def _forward(c: _Chunk, slot: _Slot, staged: tuple, order, job, k: int, tl: _Timeline) -> None:
     """Enqueue: copy the chunk in, forward kernel, distances and end columns back."""
-    from .kernels.cuda import BOUNDARY_DTYPE, boundary_elements, kernels, translate_codes
+    from ..kernels.cuda import BOUNDARY_DTYPE, boundary_elements, kernels, translate_codes
 
     forward_kernel = kernels(k)[0]
     (qc, qo, q_raw), (tc, to, t_raw) = staged
@@ -185,7 +185,7 @@ def _forward(c: _Chunk, slot: _Slot, staged: tuple, order, job, k: int, tl: _Tim
 
 def _traceback(c: _Chunk, slot: _Slot, job, k: int, tl: _Timeline) -> None:
     """Wait for the distances, size CIGAR slots, enqueue traceback and the copies back."""
-    from .kernels.cuda import kernels
+    from ..kernels.cuda import kernels
 
     slot.stream.synchronize()
     if not job.with_cigar:
@@ -275,3 +275,9 @@ def run_pipeline(q, t, idx: np.ndarray, job, k: int) -> BatchResult:
     tally.report(f"  gpu pipeline, {len(chunks)} chunk(s): ")
     tl.report(time.perf_counter() - t0)
     return res
+
+
+def align_batch(q: Packed, t: Packed, idx: np.ndarray, job, k: int,
+                threads: int | None = None) -> BatchResult:
+    """The GPU backend: align the pairs ``idx`` (length-sorted); results in ``idx`` order."""
+    return run_pipeline(q, t, idx, job, k)

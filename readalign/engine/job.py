@@ -1,0 +1,79 @@
+"""What every pair of a call computes, what a backend hands back, and the checks on both.
+
+Shared by the engine's batching, its CPU and GPU backends and the word-list
+products, so that none of them imports another for a type or a check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..runtime import hostkernels
+
+
+@dataclass(frozen=True)
+class Job:
+    """What to compute for every pair of a call."""
+
+    infix: bool
+    max_distance: int  # -1: no limit
+    n_code: int
+    eqx: bool
+    with_cigar: bool
+    k: int
+
+
+@dataclass
+class BatchResult:
+    """One batch's results in batch order.
+
+    ``ops`` is a list of ``(lo, hi, runs)``: the CIGAR runs of batch positions
+    ``lo:hi``, concatenated (a backend working in chunks hands them over as they
+    are, without one more copy of all runs).
+    """
+
+    dist: np.ndarray
+    ref_start: np.ndarray
+    ref_end: np.ndarray
+    n_ops: np.ndarray
+    ops: list
+
+
+def slot_capacity(m: np.ndarray, n: np.ndarray, max_distance: int) -> np.ndarray:
+    """Worst-case CIGAR run count per pair: at most m+n runs and 2*distance+1."""
+    worst = np.maximum(m, n)
+    if max_distance >= 0:
+        worst = np.minimum(worst, max_distance)
+    return np.maximum(np.minimum(m + n, 2 * worst + 1), 1)
+
+
+def gather_slices(arr: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Concatenate ``arr[starts[i]:starts[i]+counts[i]]`` for every i (parallel)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    out_offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=out_offsets[1:])
+    return hostkernels.gather(arr, np.asarray(starts, dtype=np.int64), counts, out_offsets)
+
+
+def check_counts(q, t) -> None:
+    """Both sides of a pairwise call must hold the same number of sequences."""
+    if len(q) != len(t):
+        raise ValueError(f"got {len(q)} reads/queries but {len(t)} windows/targets: counts must match")
+
+
+def check_max_distance(max_distance: object) -> int:
+    if max_distance is None:
+        return -1
+    if isinstance(max_distance, bool) or not isinstance(max_distance, (int, np.integer)):
+        raise TypeError(f"max_distance must be None or a non-negative int; got {max_distance!r}")
+    if max_distance < 0:
+        raise ValueError(f"max_distance must be None or a non-negative int; got {max_distance}")
+    return int(max_distance)
+
+
+def check_k(k: object) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= 64:
+        raise ValueError(f"k (quadrant size) must be an int between 2 and 64; got {k!r}")
+    return int(k)

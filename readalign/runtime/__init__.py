@@ -1,0 +1,1 @@
+"""Host plumbing shared by the products: backend choice, GPU memory, copies, stage threads."""

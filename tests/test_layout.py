@@ -1,0 +1,110 @@
+"""The package's layout holds: imports run one way (commands -> products -> engine -> kernels).
+
+Every import between readalign's own modules is read from the source, at module
+level and inside functions alike, so an import moved into a function to dodge
+a circle is caught too. docs/ARCHITECTURE.md explains the floors.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).parents[1]
+
+FLOORS = {
+    "readalign.kernels": 0, "readalign.errors": 0, "readalign._version": 0,
+    "readalign.runtime": 1, "readalign.io": 1,
+    "readalign.engine": 2,
+    "readalign.distance": 3, "readalign.pipeline": 3,
+    "readalign.api": 4,
+    "readalign.commands": 5, "readalign.cli": 6, "readalign.__main__": 7, "readalign": 7,
+}
+"""Each package's floor: a module may import only from its own package or a lower floor."""
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for base, prefix in ((ROOT / "readalign", "readalign"), (ROOT / "kernels", "readalign.kernels")):
+        for path in base.rglob("*.py"):
+            parts = path.relative_to(base).with_suffix("").parts
+            name = ".".join((prefix, *parts))
+            found[name.removesuffix(".__init__")] = path
+    return found
+
+
+def _imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """Modules of the package that ``name`` imports, wherever in the file."""
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                full = f"{target}.{alias.name}"
+                out.add(full if full in known else target)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+    return {m for m in out if m in known and m != name}
+
+
+def _floor(module: str) -> tuple[str, int]:
+    for prefix in sorted(FLOORS, key=len, reverse=True):
+        if module == prefix or module.startswith(prefix + "."):
+            return prefix, FLOORS[prefix]
+    raise AssertionError(f"{module}: no floor in FLOORS (add its package)")
+
+
+def _graph() -> dict[str, set[str]]:
+    mods = _modules()
+    return {name: _imports(name, path, set(mods)) for name, path in mods.items()}
+
+
+def test_every_module_has_a_floor():
+    for name in _graph():
+        _floor(name)
+
+
+def test_imports_go_down_never_up():
+    wrong = []
+    for name, deps in _graph().items():
+        home, floor = _floor(name)
+        for dep in deps:
+            dep_home, dep_floor = _floor(dep)
+            if dep_home != home and dep_floor >= floor and home != "readalign":
+                wrong.append(f"{name} -> {dep}")
+    assert not wrong, "imports against the layout:\n" + "\n".join(sorted(wrong))
+
+
+def test_no_import_circles():
+    graph = _graph()
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for dep in sorted(graph[node]):
+            if state.get(dep) == 1:
+                return path[path.index(dep):] + [dep]
+            if dep not in state and (cycle := visit(dep)):
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            raise AssertionError("import circle: " + " -> ".join(cycle))
+
+
+def test_the_check_sees_a_circle(tmp_path):
+    """The graph reader finds imports inside functions (what a dodged circle looks like)."""
+    mod = tmp_path / "m.py"
+    mod.write_text("def f():\n    from .engine import batching\n")
+    assert _imports("readalign.m", mod, {"readalign.engine.batching"}) == {"readalign.engine.batching"}
