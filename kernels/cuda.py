@@ -17,10 +17,7 @@ import numpy as np
 from numba import config, cuda, int16, int32
 
 from .disk_cache import cache_by_source
-from .quadrant import build
-
-MAX_WINDOW = 1024
-"""Longest window (and read) the GPU kernels take; longer pairs run on the CPU."""
+from .quadrant import FAST_PATH_MAX, build
 
 
 def vote_helper(enabled: bool = True):
@@ -53,7 +50,7 @@ def kernels(K: int, vote: bool = True):
     forward = ns.forward
     traceback = ns.traceback
     QUAD = (K + 1) * (K + 1)
-    ROW = MAX_WINDOW + 1
+    ROW = FAST_PATH_MAX + 1
 
     @cuda.jit
     def forward_kernel(q, qoff, t, toff, order, infix, max_dist, n_code, store, rbuf, cbuf,

@@ -40,7 +40,6 @@ SMEM_PEQ_BYTES = 16384
 """Shared memory of one block's match-mask tables."""
 MAX_TABLE_ALPHA = 1024
 """Alphabets larger than this use sorted per-thread masks instead of the shared table."""
-METHODS = ("myers", "dp")
 LONG = -2
 """Value the kernels leave for pairs whose both words exceed 64 symbols (the host fills them)."""
 

@@ -33,11 +33,15 @@ import numpy as np
 
 from .disk_cache import named_for
 
+FAST_PATH_MAX = 1024
+"""Longest read or window of the fast path. The GPU kernels size their row buffer and int16
+boundaries from it; the engine sends longer pairs to the CPU's long path. One constant, so
+the two cannot disagree (a longer pair on the GPU would overrun a device array)."""
+
 OP_M = 0
 OP_I = 1
 OP_D = 2
 OP_EQ = 7
-OP_X = 8
 
 
 def boundary_row_size(m: int, n: int, k: int) -> int:

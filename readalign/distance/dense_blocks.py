@@ -48,12 +48,6 @@ def ring(cells: int, dtype):
     return buf
 
 
-def release() -> None:
-    """Free the cached device ring and every cached pinned buffer."""
-    _RING.clear()
-    cuda_buffers.release_pinned()
-
-
 @dataclass
 class Plan:
     """Row blocks of one call, the ring and staging slots, and their events."""

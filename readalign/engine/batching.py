@@ -11,6 +11,7 @@ import logging
 
 import numpy as np
 
+from ..kernels.quadrant import FAST_PATH_MAX
 from ..kernels.words import pairwise_long
 from ..runtime import backends, hostkernels
 from ..runtime.timing import stage
@@ -21,7 +22,7 @@ from .result import AlignResult
 
 log = logging.getLogger("readalign")
 
-LONG_PAIR = 1024
+LONG_PAIR = FAST_PATH_MAX
 """Pairs longer than this (read or window) take the long path: quadrants of at least
 ``LONG_K`` and always the CPU backend."""
 LONG_K = 32

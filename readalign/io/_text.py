@@ -148,28 +148,6 @@ def fnv1a(buf, s, e):
     return h
 
 
-@njit(cache=True, nogil=True)
-def _fields(line, pos, fs, fe):
-    """Spans (offset by ``pos``) of the tab-separated fields of ``line``; return their count."""
-    n = line.shape[0]
-    if n == 0:
-        return 0
-    count = 0
-    s = 0
-    nfields = fs.shape[0]
-    for k in range(n):
-        if line[k] == 9:
-            if count < nfields:
-                fs[count] = pos + s
-                fe[count] = pos + k
-            count += 1
-            s = k + 1
-    if count < nfields:
-        fs[count] = pos + s
-        fe[count] = pos + n
-    return count + 1
-
-
 def as_text(buf: np.ndarray, s: int, e: int, limit: int = 60) -> str:
     """Bytes ``buf[s:e]`` as printable text for an error message."""
     text = bytes(buf[s:min(e, s + limit)]).decode("latin-1")

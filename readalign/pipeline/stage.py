@@ -24,7 +24,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from ..engine.batching import DEFAULT_K, align_packed
+from ..engine.batching import DEFAULT_K, align_with
 from ..engine.job import Job
 from ..engine.packing import DNA_CODES, N_CODE, Packed
 from ..engine.result import AlignResult
@@ -121,13 +121,6 @@ def _finish_summary(summary: Summary, start: float) -> None:
     summary.stage_seconds = {k: round(v, 4) for k, v in summary.stage_seconds.items()}
 
 
-class _QuietBackendLog(logging.Filter):
-    """Drop the engine's per-call "backend: ..." line after the first batch."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("backend:")
-
-
 class CandidateStream:
     """Candidates in file order, taken read batch by read batch."""
 
@@ -196,7 +189,8 @@ class Work:
 
 
 Aligner = Callable[[Packed, Packed, Job, str, int], AlignResult]
-"""The kernel stage: ``align_packed``'s signature (benchmarks substitute a stand-in)."""
+"""The kernel stage: ``align_with``'s signature, called with the backend resolved once per run
+(benchmarks substitute a stand-in)."""
 
 
 def _no_candidates() -> CandidateChunk:
@@ -266,7 +260,8 @@ def _job(opts: Options) -> Job:
                n_code=N_CODE, eqx=opts.eqx, with_cigar=True, k=DEFAULT_K)
 
 
-def assemble(work: Work, ref: Reference, opts: Options, summary: Summary) -> np.ndarray:
+def assemble(work: Work, ref: Reference, opts: Options, summary: Summary,
+             rg_id: np.ndarray) -> np.ndarray:
     """Best candidate per read, MAPQ, and the batch's BAM records (stage assemble)."""
     batch, pairs, res = work.batch, work.pairs, work.res
     n = len(batch)
@@ -275,13 +270,12 @@ def assemble(work: Work, ref: Reference, opts: Options, summary: Summary) -> np.
                                             pairs.win_start)
     lo, hi = read_bounds(n, pairs.read)
     qual = batch.qual if batch.qual is not None else np.zeros(0, np.uint8)
-    rg = np.frombuffer(opts_rg_id(opts).encode(), np.uint8)
     buf, nrec, nsec = pack_records(
         batch.names, batch.name_off, batch.seq, batch.seq_off, qual, batch.qual is not None,
         pairs.q.data, pairs.q.offsets, lo, hi, pairs.contig, pairs.strand,
         pairs.win_start, res.distance, res.ref_start, res.ref_end, res.cigar_ops,
         res.cigar_offsets, valid, best, second, mapq, opts.secondary, ref.flat, DNA_CODES,
-        ref.offsets, NT16, COMP16, rg)
+        ref.offsets, NT16, COMP16, rg_id)
     aligned = int((best >= 0).sum())
     summary.reads_in += n
     summary.aligned += aligned
@@ -293,20 +287,15 @@ def assemble(work: Work, ref: Reference, opts: Options, summary: Summary) -> np.
     return buf
 
 
-def opts_rg_id(opts: Options) -> str:
-    """The read group ID records carry ("" for none)."""
-    rg = parse_rg(opts.rg)
-    return rg[1] if rg else ""
-
-
 def _assemble_stage(writer: Consumer | Inline, ref: Reference, opts: Options, summary: Summary,
+                    rg_id: np.ndarray,
                     progress: Progress) -> Callable[[Work], None]:
     """The consumer of aligned batches: assemble records, hand them to the BGZF writer."""
     st = summary.stage_seconds
 
     def assemble_batch(work: Work) -> None:
         t0 = time.perf_counter()
-        buf = assemble(work, ref, opts, summary)
+        buf = assemble(work, ref, opts, summary, rg_id)
         st["assemble"] += time.perf_counter() - t0
         writer.put(buf)
         progress.update(summary.reads_in - progress.done, f" ({summary.aligned:,} aligned)")
@@ -346,15 +335,13 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
     progress = Progress(None, "reads", enabled=opts.progress, prefix="readalign: ")
     rg = parse_rg(opts.rg)
     _check(opts)
-    align = aligner or align_packed
+    align = aligner or align_with
     concurrent = concurrent_launches_ok()
     main_threads = numba.get_num_threads()
     numba_threads(opts.threads)
     ref = Reference(opts.reference)
     backend = backends.resolve(opts.backend)
     summary.backend = backend
-    quiet = _QuietBackendLog()
-    log.addFilter(quiet)
     level = DEFAULT_COMPRESSION if opts.compression_level is None else opts.compression_level
     summary.deflate = deflate_library()
     if summary.deflate != "libdeflate" and level > 0:
@@ -393,7 +380,8 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
         reads = ahead(_read_stage(batches, cands, st, repeats), "read")
         work = ahead(_pairs_stage(reads, ref, opts, st), "pairs")
         writer = behind(_write_stage(out, st), "write", depth=1)
-        assembler = behind(_assemble_stage(writer, ref, opts, summary, progress), "assemble",
+        rg_id = np.frombuffer((rg[1] if rg else "").encode(), np.uint8)  # parsed once per run
+        assembler = behind(_assemble_stage(writer, ref, opts, summary, rg_id, progress), "assemble",
                            depth=1)
         job = _job(opts)
         for item in work:
@@ -421,7 +409,6 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
         for feed in feeds:  # stop the producer threads, the last stage's first
             with contextlib.suppress(ValueError):  # still run by a thread blocked on input
                 feed.close()
-        log.removeFilter(quiet)
         numba.set_num_threads(main_threads)
         ref.close()
         progress.close()

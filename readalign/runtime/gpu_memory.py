@@ -41,12 +41,6 @@ def pinned(key: tuple, size: int, dtype) -> np.ndarray:
     return buf[:size]
 
 
-def release_pinned() -> None:
-    """Free every cached pinned buffer (they are otherwise kept for the next call)."""
-    with _LOCK:
-        _PINNED.clear()
-
-
 class DevicePool:
     """Device arrays by name, reused while big enough (one pool per pipeline slot)."""
 
