@@ -37,6 +37,7 @@ def chunk_kernel(K: int):
     ns = build(njit(cache=False), _vote_cpu, K)
     forward = ns.forward
     traceback = ns.traceback
+    spans = ns.spans
     row_size = ns.row_size
     col_size = ns.col_size
 
@@ -71,21 +72,16 @@ def chunk_kernel(K: int):
             n = toff[p + 1] - tb
             d, end_j = forward(q, qb, 1, m, t, tb, 1, n, infix, max_dist, n_code,
                                with_cigar, row, 0, 1, rbuf, 0, 1, cbuf, 0, 1, strip, qk)
-            dist[x] = d
-            ref_start[x] = -1
-            ref_end[x] = -1
-            n_ops[x] = 0
-            if d < 0:
-                continue
-            ref_end[x] = end_j
-            if with_cigar:
+            start = -1
+            k_ops = 0
+            traced = with_cigar and d >= 0
+            if traced:
                 start, k_ops = traceback(q, qb, 1, m, t, tb, 1, n, infix, n_code, eqx,
                                          end_j, rbuf, 0, 1, cbuf, 0, 1, quad,
                                          slots, slot_off[x], 1)
-                ref_start[x] = start
-                n_ops[x] = k_ops
-            elif not infix:
-                ref_start[x] = 0
+            dist[x] = d
+            ref_start[x], ref_end[x] = spans(d, end_j, start, traced, infix)
+            n_ops[x] = k_ops
 
     kernel = njit(nogil=True, cache=False)(named_for(align_chunk, f"k{K}"))
     cache_by_source(kernel, "cpu", K)

@@ -14,10 +14,14 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
-from numba import config, cuda, int16, int32
+from numba import cuda, int16, int32
 
 from .disk_cache import cache_by_source
-from .quadrant import FAST_PATH_MAX, build
+from .quadrant import FAST_PATH_MAX, boundary_col_size, boundary_row_size, build
+from .simulator import simulated
+
+BOUNDARY_DTYPE = np.int16
+"""Boundary cells on the device: distances of pairs within :data:`.quadrant.FAST_PATH_MAX`."""
 
 
 def vote_helper(enabled: bool = True):
@@ -27,7 +31,7 @@ def vote_helper(enabled: bool = True):
         def never(done):
             return False
         return never
-    if config.ENABLE_CUDASIM:
+    if simulated():
         @cuda.jit(device=True)
         def alone(done):
             return done
@@ -49,13 +53,14 @@ def kernels(K: int, vote: bool = True):
     ns = build(cuda.jit(device=True), vote_helper(vote), K)
     forward = ns.forward
     traceback = ns.traceback
+    spans = ns.spans
     QUAD = (K + 1) * (K + 1)
     ROW = FAST_PATH_MAX + 1
 
     @cuda.jit
     def forward_kernel(q, qoff, t, toff, order, infix, max_dist, n_code, store, rbuf, cbuf,
-                       dist, end_col):
-        """Distances and end columns of pairs ``order[p]``; boundaries when ``store``.
+                       dist, ref_start, ref_end):
+        """Distances and spans of pairs ``order[p]``; boundaries when ``store``.
 
         Lane ``p`` takes pair ``order[p]`` (length-sorted, so a warp's lanes do
         near-equal work); outputs are indexed by lane.
@@ -73,18 +78,18 @@ def kernels(K: int, vote: bool = True):
         d, e = forward(q, qb, 1, qoff[pair + 1] - qb, t, tb, 1, toff[pair + 1] - tb, infix,
                        max_dist, n_code, store, row, 0, 1, rbuf, p, B, cbuf, p, B, strip, qk)
         dist[p] = d
-        end_col[p] = e
+        ref_start[p], ref_end[p] = spans(d, e, -1, False, infix)
 
     @cuda.jit
     def traceback_kernel(q, qoff, t, toff, order, infix, n_code, eqx, rbuf, cbuf, dist,
-                         end_col, out_off, out, ref_start, n_ops):
-        """CIGAR runs of lane ``p``'s pair ``order[p]`` into ``out[out_off[p]:]``."""
+                         ref_start, ref_end, out_off, out, n_ops):
+        """CIGAR runs of lane ``p``'s pair ``order[p]`` into ``out[out_off[p]:]``; its start."""
         p = cuda.grid(1)
         B = dist.shape[0]
         if p >= B:
             return
-        if dist[p] < 0:
-            ref_start[p] = -1
+        d = dist[p]
+        if d < 0:
             n_ops[p] = 0
             return
         quad = cuda.local.array(QUAD, int16)
@@ -92,12 +97,12 @@ def kernels(K: int, vote: bool = True):
         qb = qoff[pair]
         tb = toff[pair]
         s, k = traceback(q, qb, 1, qoff[pair + 1] - qb, t, tb, 1, toff[pair + 1] - tb, infix,
-                         n_code, eqx, end_col[p], rbuf, p, B, cbuf, p, B, quad,
+                         n_code, eqx, ref_end[p], rbuf, p, B, cbuf, p, B, quad,
                          out, out_off[p], 1)
-        ref_start[p] = s
+        ref_start[p], ref_end[p] = spans(d, ref_end[p], s, True, infix)
         n_ops[p] = k
 
-    if not config.ENABLE_CUDASIM:
+    if not simulated():
         for kernel in (forward_kernel, traceback_kernel):
             cache_by_source(kernel, "cuda", K, vote)
     return forward_kernel, traceback_kernel, ns
@@ -120,9 +125,4 @@ def translate_codes(codes, table, stream) -> None:
 
 def boundary_elements(m_max: int, n_max: int, K: int) -> tuple[int, int]:
     """Per-lane boundary-row and boundary-column elements for a batch's longest pair."""
-    from .quadrant import boundary_col_size, boundary_row_size
-
     return boundary_row_size(m_max, n_max, K), boundary_col_size(m_max, n_max, K)
-
-
-BOUNDARY_DTYPE = np.int16

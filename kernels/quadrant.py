@@ -156,6 +156,20 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         return np.int32(best), best_j
 
     @device_fn
+    def spans(d, end_j, start, traced, infix):
+        """The window span a pair reports: ``(ref_start, ref_end)``.
+
+        The one rule for every backend: a failed pair (``d < 0``, past
+        ``max_dist``) reports ``(-1, -1)`` and no CIGAR; without a traceback
+        the start is known only in global mode (0), so infix reports -1.
+        """
+        if d < 0:
+            return -1, -1
+        if traced:
+            return start, end_j
+        return (-1 if infix else 0), end_j
+
+    @device_fn
     def emit(out, ob, os, nout, cur_op, cur_len, op, count):
         """Append ``count`` copies of ``op`` to the run-length-encoded output."""
         if count > 0:
@@ -253,7 +267,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             out[ob + y * os] = tmp
         return (j if infix else 0), nout
 
-    return SimpleNamespace(K=K, cost=cost, forward=forward, emit=emit,
+    return SimpleNamespace(K=K, cost=cost, forward=forward, spans=spans, emit=emit,
                            load_quadrant=load_quadrant, traceback=traceback,
                            row_size=device_jit(boundary_row_size),
                            col_size=device_jit(boundary_col_size))

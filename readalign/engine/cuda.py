@@ -1,32 +1,28 @@
-"""GPU backend: the quadrant kernels of :mod:`readalign.kernels.cuda` over a host batch.
+"""GPU backend, device side: how many pairs fit on the device, and the two kernel launches.
 
 A host batch (length-sorted) is cut into chunks sized from free device memory
-and run as a pipeline over ``SLOTS`` CUDA streams with pinned staging buffers
-(:mod:`.cuda_stream`, which also holds the backend's entry point, ``align_batch``).
+(:func:`device_batches`) and run as a pipeline over CUDA streams with pinned
+staging buffers (:mod:`.cuda_stream`, which holds the backend's entry point,
+``align_batch``). :func:`launch_forward` and :func:`launch_traceback` are the
+only places that launch the quadrant kernels; the benchmark times them too.
 """
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
-from numba import config
 
-from ..runtime.gpu_memory import free_device_bytes
-
-log = logging.getLogger("readalign")
+from ..kernels.cuda import BOUNDARY_DTYPE, boundary_elements, kernels
+from ..kernels.simulator import simulated
+from ..runtime.gpu_memory import MEMORY_FRACTION, DevicePool, free_device_bytes
+from .job import Job
 
 THREADS_PER_BLOCK = 128
-MEMORY_FRACTION = 0.6
-"""Share of free device memory one device batch may use."""
 SIM_BATCH = 64
 """Device batch size under the CUDA simulator (it runs one Python thread per lane)."""
 MAX_DEVICE_BATCH = 1 << 24
 
 
 def _lane_bytes(m_max: int, n_max: int, k: int, with_cigar: bool) -> int:
-    from ..kernels.cuda import BOUNDARY_DTYPE, boundary_elements
-
     rows, cols = boundary_elements(m_max, n_max, k)
     boundary = (rows + cols) * np.dtype(BOUNDARY_DTYPE).itemsize if with_cigar else 0
     cigar = 4 * (2 * max(m_max, n_max) + 1) if with_cigar else 0
@@ -37,7 +33,7 @@ def device_batches(m: np.ndarray, n: np.ndarray, k: int, with_cigar: bool, slots
                    max_pairs: int | None = None) -> list[tuple[int, int]]:
     """Split a length-sorted batch so each piece's buffers (``slots`` at once) fit in device memory."""
     budget = free_device_bytes() * MEMORY_FRACTION / slots
-    cap = SIM_BATCH if config.ENABLE_CUDASIM else min(max_pairs or MAX_DEVICE_BATCH, MAX_DEVICE_BATCH)
+    cap = SIM_BATCH if simulated() else min(max_pairs or MAX_DEVICE_BATCH, MAX_DEVICE_BATCH)
     bounds = []
     lo = 0
     total = m.shape[0]
@@ -51,3 +47,46 @@ def device_batches(m: np.ndarray, n: np.ndarray, k: int, with_cigar: bool, slots
         bounds.append((lo, hi))
         lo = hi
     return bounds
+
+
+def _blocks(count: int) -> int:
+    return (count + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+
+
+def launch_forward(pool: DevicePool, seqs: tuple, job: Job, k: int, count: int, m_max: int,
+                   n_max: int, vote: bool = True) -> tuple:
+    """Enqueue the forward kernel on ``pool.stream`` for ``count`` lanes.
+
+    ``seqs`` are the device arrays ``(q, qoff, t, toff, order)``. Returns the
+    device outputs ``(rbuf, cbuf, dist, ref_start, ref_end)``, taken from
+    ``pool``; the traceback reads the first three. ``vote=False`` runs the
+    kernel without the warp vote (the benchmark's ablation).
+    """
+    rows, cols = boundary_elements(m_max, n_max, k) if job.with_cigar else (1, 1)
+    rbuf = pool.get("rbuf", rows * count, BOUNDARY_DTYPE)
+    cbuf = pool.get("cbuf", cols * count, BOUNDARY_DTYPE)
+    dist = pool.get("dist", count, np.int32)
+    start = pool.get("start", count, np.int64)
+    end = pool.get("end", count, np.int64)
+    kernels(k, vote)[0][_blocks(count), THREADS_PER_BLOCK, pool.stream](
+        *seqs, job.infix, job.max_distance, job.n_code, job.with_cigar, rbuf, cbuf, dist, start,
+        end)
+    return rbuf, cbuf, dist, start, end
+
+
+def launch_traceback(pool: DevicePool, seqs: tuple, job: Job, k: int, outs: tuple,
+                     out_off: np.ndarray, total_ops: int, vote: bool = True) -> tuple:
+    """Copy the CIGAR slot offsets in and enqueue the traceback on ``pool.stream``.
+
+    ``outs`` is what :func:`launch_forward` returned; ``out_off[p]`` is lane
+    p's first CIGAR slot (``total_ops`` slots in all). Returns the device
+    arrays ``(ops, n_ops)``; ``ref_start``/``ref_end`` of ``outs`` are updated.
+    """
+    count = out_off.shape[0]
+    d_off = pool.get("out_off", count, np.int64)
+    d_off.copy_to_device(out_off, stream=pool.stream)
+    ops = pool.get("out", total_ops, np.uint32)
+    nops = pool.get("nops", count, np.int64)
+    kernels(k, vote)[1][_blocks(count), THREADS_PER_BLOCK, pool.stream](
+        *seqs, job.infix, job.n_code, job.eqx, *outs, d_off, ops, nops)
+    return ops, nops

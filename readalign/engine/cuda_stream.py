@@ -24,12 +24,14 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import config, cuda
+from numba import cuda
 
+from ..kernels.cuda import translate_codes
+from ..kernels.simulator import simulated
 from ..runtime import hostkernels
 from ..runtime.gpu_memory import DevicePool, pinned
 from ..runtime.timing import Tally
-from .cuda import THREADS_PER_BLOCK, device_batches
+from .cuda import device_batches, launch_forward, launch_traceback
 from .job import BatchResult
 from .packing import DNA_CODES, GridPacked, Packed
 
@@ -65,7 +67,7 @@ class _Timeline:
     STEPS = ("copy in", "forward", "wait", "traceback", "copy back")
 
     def __init__(self, on: bool) -> None:
-        self.on = on and not config.ENABLE_CUDASIM
+        self.on = on and not simulated()
         self.chunks: list[_Chunk] = []
 
     def mark(self, c: _Chunk, slot: _Slot, name: str) -> None:
@@ -157,10 +159,7 @@ def _to_device(slot: _Slot, name: str, host: np.ndarray):
 
 
 def _forward(c: _Chunk, slot: _Slot, staged: tuple, order, job, k: int, tl: _Timeline) -> None:
-    """Enqueue: copy the chunk in, forward kernel, distances and end columns back."""
-    from ..kernels.cuda import BOUNDARY_DTYPE, boundary_elements, kernels, translate_codes
-
-    forward_kernel = kernels(k)[0]
+    """Enqueue: copy the chunk in, forward kernel, distances and spans back."""
     (qc, qo, q_raw), (tc, to, t_raw) = staged
     tl.mark(c, slot, "start")
     c.seqs = (_to_device(slot, "q", qc), _to_device(slot, "qo", qo), _to_device(slot, "t", tc),
@@ -169,45 +168,33 @@ def _forward(c: _Chunk, slot: _Slot, staged: tuple, order, job, k: int, tl: _Tim
     for dev, raw in ((c.seqs[0], q_raw), (c.seqs[2], t_raw)):
         if raw:
             translate_codes(dev, _device_table(slot), slot.stream)
-    rows, cols = boundary_elements(c.m_max, c.n_max, k) if job.with_cigar else (1, 1)
-    rbuf = slot.dev.get("rbuf", rows * c.count, BOUNDARY_DTYPE)
-    cbuf = slot.dev.get("cbuf", cols * c.count, BOUNDARY_DTYPE)
-    dist = slot.dev.get("dist", c.count, np.int32)
-    end = slot.dev.get("end", c.count, np.int64)
-    c.bufs = (rbuf, cbuf, dist, end)
-    blocks = (c.count + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
-    forward_kernel[blocks, THREADS_PER_BLOCK, slot.stream](
-        *c.seqs, job.infix, job.max_distance, job.n_code, job.with_cigar, rbuf, cbuf, dist, end)
+    c.bufs = launch_forward(slot.dev, c.seqs, job, k, c.count, c.m_max, c.n_max)
     tl.mark(c, slot, "forward done")
+    _, _, dist, start, end = c.bufs
     dist.copy_to_host(slot.host("dist", c.count, np.int32), stream=slot.stream)
-    end.copy_to_host(slot.host("end", c.count, np.int64), stream=slot.stream)
+    if not job.with_cigar:
+        start.copy_to_host(slot.host("start", c.count, np.int64), stream=slot.stream)
+        end.copy_to_host(slot.host("end", c.count, np.int64), stream=slot.stream)
 
 
 def _traceback(c: _Chunk, slot: _Slot, job, k: int, tl: _Timeline) -> None:
     """Wait for the distances, size CIGAR slots, enqueue traceback and the copies back."""
-    from ..kernels.cuda import kernels
-
     slot.stream.synchronize()
     if not job.with_cigar:
         tl.mark(c, slot, "end")
         return
-    traceback_kernel = kernels(k)[1]
     n = c.count
     out_off = slot.host("out_off", n, np.int64)
     c.total_ops = int(hostkernels.cigar_slots(slot.host("dist", n, np.int32), out_off))
     tl.mark(c, slot, "traceback start")
-    d_off = _to_device(slot, "out_off", out_off)
-    d_out = slot.dev.get("out", c.total_ops, np.uint32)
-    start = slot.dev.get("start", n, np.int64)
-    nops = slot.dev.get("nops", n, np.int64)
-    blocks = (n + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
-    traceback_kernel[blocks, THREADS_PER_BLOCK, slot.stream](
-        *c.seqs, job.infix, job.n_code, job.eqx, *c.bufs, d_off, d_out, start, nops)
+    ops, nops = launch_traceback(slot.dev, c.seqs, job, k, c.bufs, out_off, c.total_ops)
     tl.mark(c, slot, "traceback done")
+    _, _, _, start, end = c.bufs
     start.copy_to_host(slot.host("start", n, np.int64), stream=slot.stream)
+    end.copy_to_host(slot.host("end", n, np.int64), stream=slot.stream)
     nops.copy_to_host(slot.host("nops", n, np.int64), stream=slot.stream)
     if c.total_ops:
-        d_out.copy_to_host(slot.host("ops", c.total_ops, np.uint32), stream=slot.stream)
+        ops.copy_to_host(slot.host("ops", c.total_ops, np.uint32), stream=slot.stream)
     tl.mark(c, slot, "end")
 
 
@@ -215,16 +202,13 @@ def _collect(c: _Chunk, slot: _Slot, job, res: BatchResult, ops: list) -> None:
     """Wait for the chunk and copy its results out of the pinned buffers."""
     slot.stream.synchronize()
     n = c.count
-    dist = slot.host("dist", n, np.int32)
-    res.dist[c.lo:c.hi] = dist
-    np.copyto(res.ref_end[c.lo:c.hi], np.where(dist < 0, -1, slot.host("end", n, np.int64)))
+    res.dist[c.lo:c.hi] = slot.host("dist", n, np.int32)
+    res.ref_start[c.lo:c.hi] = slot.host("start", n, np.int64)
+    res.ref_end[c.lo:c.hi] = slot.host("end", n, np.int64)
     if not job.with_cigar:
-        res.ref_start[c.lo:c.hi] = -1 if job.infix else np.where(dist >= 0, 0, -1)
         res.n_ops[c.lo:c.hi] = 0
         return
-    nops = slot.host("nops", n, np.int64)
-    res.ref_start[c.lo:c.hi] = slot.host("start", n, np.int64)
-    res.n_ops[c.lo:c.hi] = nops
+    res.n_ops[c.lo:c.hi] = slot.host("nops", n, np.int64)
     counts = res.n_ops[c.lo:c.hi]
     out_offsets = np.empty(n + 1, dtype=np.int64)
     out_offsets[0] = 0

@@ -7,6 +7,7 @@ import os
 from functools import lru_cache
 
 from ..errors import BackendUnavailableError
+from ..kernels.simulator import simulated
 
 log = logging.getLogger("readalign")
 
@@ -24,7 +25,7 @@ def usable_cpus() -> int:
 
 def cuda_status() -> tuple[bool, str]:
     """Return (usable, reason): whether a CUDA GPU can run the kernels (probed once)."""
-    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+    if simulated():
         return True, "CUDA simulator (NUMBA_ENABLE_CUDASIM=1)"
     try:
         from numba import cuda

@@ -11,8 +11,13 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from numba import config, cuda
+from numba import cuda
 
+from ..kernels.simulator import simulated
+
+MEMORY_FRACTION = 0.6
+"""Share of the free device memory one call's buffers may use (the rest stays for the
+driver, other processes and allocation slack)."""
 GROWTH = 1.25
 """Headroom when a buffer must grow, so that slowly rising needs do not reallocate every chunk."""
 
@@ -22,7 +27,7 @@ _LOCK = threading.Lock()
 
 def free_device_bytes() -> int:
     """Free memory of the current device (a fixed 1 GiB under the CUDA simulator)."""
-    if config.ENABLE_CUDASIM:
+    if simulated():
         return 1 << 30
     free, _total = cuda.current_context().get_memory_info()
     return int(free)
