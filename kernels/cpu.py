@@ -18,13 +18,23 @@ import numpy as np
 from numba import njit
 
 from .disk_cache import cache_by_source, named_for
-from .quadrant import build
+from .quadrant import build, pair_spans
 
 
 @njit(cache=True)
 def _vote_cpu(done):
     """One lane is its own warp on the CPU: leave the loop when it is done."""
     return done
+
+
+_spans = njit(cache=True)(pair_spans)
+
+
+@njit(cache=True)
+def untraced_spans(dist, ends, infix, ref_start, ref_end):
+    """``ref_start``/``ref_end`` of pairs aligned without a traceback (:func:`.quadrant.pair_spans`)."""
+    for x in range(dist.shape[0]):
+        ref_start[x], ref_end[x] = _spans(dist[x], ends[x], -1, False, infix)
 
 
 @cache

@@ -11,13 +11,14 @@ at ``e * nc + j``, coalesced across a warp). Results go to a row-major block
 ``out[(i - r0) * nc + j]`` (coalesced stores). Rows of at most 32 symbols
 use 32-bit masks (:data:`.words.SHORT_BITS`), with a 32-bit shared table when
 every row of the launch is that short. Pairs whose both words exceed
-64 symbols are left to the host (the CPU path), which patches them in; the
-kernel writes ``max_dist + 1`` there so sparse counts skip them.
+64 symbols are left to the host (:func:`.words.myers_blocks`), which patches
+them in; the kernel writes ``max_dist + 1`` there so sparse counts skip them.
 
 Sparse helpers count (:func:`scan_kernels`) the cells of each row within the
 cut-off, then write their ``(j, d)`` in row order at the row's start.
 
-Pairwise kernel (:func:`pair_kernel`): one thread per pair ``(a[p], b[p])``.
+Pairwise kernel (:func:`pair_kernel`): one thread per pair ``(a[p], b[p])``,
+the per-pair rule of :func:`.words.pair_function` (the CPU runs the same).
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
-from numba import config, cuda, int32, int64, uint32, uint64
+from numba import cuda, int32, int64, uint32, uint64
 
 from .cuda import vote_helper
-from .words import SHORT_BITS, WORD_BITS, build
+from .simulator import simulated
+from .words import SHORT_BITS, WORD_BITS, build, pair_function
 
-SIM = config.ENABLE_CUDASIM
+SIM = simulated()
 TPB = 32 if SIM else 128
 """Threads (choices) per block of the dense kernel."""
 SCAN_TPB = 32 if SIM else 256
@@ -40,8 +42,6 @@ SMEM_PEQ_BYTES = 16384
 """Shared memory of one block's match-mask tables."""
 MAX_TABLE_ALPHA = 1024
 """Alphabets larger than this use sorted per-thread masks instead of the shared table."""
-LONG = -2
-"""Value the kernels leave for pairs whose both words exceed 64 symbols (the host fills them)."""
 
 
 def table_alpha(alphabet: int) -> int:
@@ -68,23 +68,14 @@ def table_bits_for(longest_row: int) -> int:
     return SHORT_BITS if longest_row <= SHORT_BITS else WORD_BITS
 
 
-def dp_width_for(maxlen: int) -> int:
-    """Compile-time pattern width of the register DP for patterns up to ``maxlen``."""
-    for w in (16, 32, 64):
-        if maxlen <= w:
-            return w
-    return WORD_BITS
-
-
 @cache
-def device_functions(dp_width: int = WORD_BITS, word_bits: int = WORD_BITS):
+def device_functions(word_bits: int = WORD_BITS):
     """The per-pair functions compiled as CUDA device functions, with the warp vote."""
-    return build(cuda.jit(device=True), vote_helper(True), dp_width, word_bits)
+    return build(cuda.jit(device=True), vote_helper(True), word_bits)
 
 
 @cache
-def dense_kernel(method: str, alpha: int, qb: int, dp_width: int, tpb: int = TPB,
-                 table_bits: int = WORD_BITS):
+def dense_kernel(alpha: int, qb: int, tpb: int = TPB, table_bits: int = WORD_BITS):
     """Compile (once per configuration) the dense-block kernel.
 
     ``table_bits`` is the word of the shared mask table: 32 when every row of
@@ -93,18 +84,15 @@ def dense_kernel(method: str, alpha: int, qb: int, dp_width: int, tpb: int = TPB
     32 symbols run the 32-bit Myers step (the branch is uniform: a block's
     threads share their rows), rows of 33-64 the 64-bit one.
     """
-    ns = device_functions(dp_width)
-    short = device_functions(dp_width, SHORT_BITS)
-    myers_voted, voted32, dp_regs = ns.myers_voted, short.myers_voted, ns.dp_regs
+    ns = device_functions()
+    short = device_functions(SHORT_BITS)
+    myers64, myers32 = ns.myers, short.myers
     peq_sorted = ns.peq_sorted
     peq_set = short.peq_set if table_bits == SHORT_BITS else ns.peq_set
-    use_dp = method == "dp"
-    use_table = alpha > 0 and not use_dp
+    use_table = alpha > 0
     peq_cells = qb * alpha if use_table else 1
     table_t = uint32 if table_bits == SHORT_BITS else uint64
     TB = table_bits
-    W = dp_width
-    W1 = dp_width + 1
 
     @cuda.jit
     def kernel(qd, qo, cd, co, ct, short_c, r0, r1, max_dist, out):
@@ -129,8 +117,6 @@ def dense_kernel(method: str, alpha: int, qb: int, dp_width: int, tpb: int = TPB
             return
         syms = cuda.local.array(WORD_BITS, int32)
         masks = cuda.local.array(WORD_BITS, uint64)
-        pat = cuda.local.array(W, int32)
-        row = cuda.local.array(W1, int32)
         cb = co[j]
         n = co[j + 1] - cb
         short = n <= short_c
@@ -142,21 +128,19 @@ def dense_kernel(method: str, alpha: int, qb: int, dp_width: int, tpb: int = TPB
             b = qo[i]
             m = qo[i + 1] - b
             if m <= WORD_BITS:
-                if use_dp and m <= W:
-                    d = dp_regs(qd, b, 1, m, t, tb, ts, n, pat, row, max_dist)
-                elif use_table and m <= SHORT_BITS:
-                    d = voted32(peq, k * alpha, syms, masks, -1, m, t, tb, ts, n, max_dist)
+                if use_table and m <= SHORT_BITS:
+                    d = myers32(peq, k * alpha, syms, masks, -1, m, t, tb, ts, n, max_dist)
                 elif use_table and m <= TB:
-                    d = myers_voted(peq, k * alpha, syms, masks, -1, m, t, tb, ts, n, max_dist)
+                    d = myers64(peq, k * alpha, syms, masks, -1, m, t, tb, ts, n, max_dist)
                 else:
                     u = peq_sorted(qd, b, m, syms, masks)
                     if m <= SHORT_BITS:
-                        d = voted32(peq, 0, syms, masks, u, m, t, tb, ts, n, max_dist)
+                        d = myers32(peq, 0, syms, masks, u, m, t, tb, ts, n, max_dist)
                     else:
-                        d = myers_voted(peq, 0, syms, masks, u, m, t, tb, ts, n, max_dist)
+                        d = myers64(peq, 0, syms, masks, u, m, t, tb, ts, n, max_dist)
             elif n <= WORD_BITS:
                 u = peq_sorted(cd, cb, n, syms, masks)
-                d = myers_voted(peq, 0, syms, masks, u, n, qd, b, 1, m, max_dist)
+                d = myers64(peq, 0, syms, masks, u, n, qd, b, 1, m, max_dist)
             else:
                 d = max_dist + 1  # both long: the host computes it (never a sparse hit)
             out[(i - r0) * nc + j] = d
@@ -222,67 +206,20 @@ def scan_kernels(tpb: int = SCAN_TPB):
 
 
 @cache
-def pair_kernel(method: str, dp_width: int):
+def pair_kernel():
     """Compile the pairwise kernel: lane p computes ``a[p]`` vs ``b[p]`` (distance only)."""
-    ns = device_functions(dp_width)
-    myers_voted, dp_regs, peq_sorted = ns.myers_voted, ns.dp_regs, ns.peq_sorted
-    voted32 = device_functions(dp_width, SHORT_BITS).myers_voted
-    use_dp = method == "dp"
-    W = dp_width
-    W1 = dp_width + 1
+    pair = pair_function(cuda.jit(device=True), device_functions(), device_functions(SHORT_BITS))
 
     @cuda.jit
     def kernel(ad, ao, bd, bo, max_dist, out):
-        """``out[p]``: distance (clipped at ``max_dist + 1``), :data:`LONG` if both > 64."""
+        """``out[p]``: distance (clipped at ``max_dist + 1``), ``LONG`` if both exceed 64."""
         p = cuda.grid(1)
         if p >= out.shape[0]:
             return
         syms = cuda.local.array(WORD_BITS, int32)
         masks = cuda.local.array(WORD_BITS, uint64)
-        peq = cuda.local.array(1, uint64)
-        pat = cuda.local.array(W, int32)
-        row = cuda.local.array(W1, int32)
-        ab = ao[p]
-        m = ao[p + 1] - ab
-        bb = bo[p]
-        n = bo[p + 1] - bb
-        if m > n:
-            ad, ab, m, bd, bb, n = bd, bb, n, ad, ab, m
-        if use_dp and m <= W:
-            out[p] = dp_regs(ad, ab, 1, m, bd, bb, 1, n, pat, row, max_dist)
-        elif m <= SHORT_BITS:
-            u = peq_sorted(ad, ab, m, syms, masks)
-            out[p] = voted32(peq, 0, syms, masks, u, m, bd, bb, 1, n, max_dist)
-        elif m <= WORD_BITS:
-            u = peq_sorted(ad, ab, m, syms, masks)
-            out[p] = myers_voted(peq, 0, syms, masks, u, m, bd, bb, 1, n, max_dist)
-        else:
-            out[p] = LONG
-
-    return kernel
-
-
-@cache
-def long_pair_kernel():
-    """Compile the DP-row kernel for pairs whose both sides exceed 64 symbols."""
-    ns = device_functions(WORD_BITS)
-    dp_row = ns.dp_row
-
-    @cuda.jit
-    def kernel(ad, ao, bd, bo, idx, rows, width, max_dist, out):
-        """``out[idx[x]]`` for lane x; ``rows[x * width:]`` is its DP row (shorter side + 1)."""
-        x = cuda.grid(1)
-        if x >= idx.shape[0]:
-            return
-        p = idx[x]
-        ab = ao[p]
-        m = ao[p + 1] - ab
-        bb = bo[p]
-        n = bo[p + 1] - bb
-        if m > n:
-            out[p] = dp_row(ad, ab, m, bd, bb, n, rows, x * width, max_dist)
-        else:
-            out[p] = dp_row(bd, bb, n, ad, ab, m, rows, x * width, max_dist)
+        out[p] = pair(ad, ao[p], ao[p + 1] - ao[p], bd, bo[p], bo[p + 1] - bo[p], syms, masks,
+                      max_dist)
 
     return kernel
 

@@ -54,6 +54,20 @@ def boundary_col_size(m: int, n: int, k: int) -> int:
     return max((n + k - 1) // k, 1) * (m + 1)
 
 
+def pair_spans(d, end_j, start, traced, infix):
+    """The window span a pair reports: ``(ref_start, ref_end)``.
+
+    The one rule for every backend and path: a failed pair (``d < 0``, past
+    ``max_dist``) reports ``(-1, -1)`` and no CIGAR; without a traceback the
+    start is known only in global mode (0), so infix reports -1.
+    """
+    if d < 0:
+        return -1, -1
+    if traced:
+        return start, end_j
+    return (-1 if infix else 0), end_j
+
+
 def build(device_jit, vote_all, K: int) -> SimpleNamespace:
     """Compile the per-pair functions for quadrant size ``K``.
 
@@ -155,19 +169,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             return np.int32(-1), 0
         return np.int32(best), best_j
 
-    @device_fn
-    def spans(d, end_j, start, traced, infix):
-        """The window span a pair reports: ``(ref_start, ref_end)``.
-
-        The one rule for every backend: a failed pair (``d < 0``, past
-        ``max_dist``) reports ``(-1, -1)`` and no CIGAR; without a traceback
-        the start is known only in global mode (0), so infix reports -1.
-        """
-        if d < 0:
-            return -1, -1
-        if traced:
-            return start, end_j
-        return (-1 if infix else 0), end_j
+    spans = device_jit(pair_spans)
 
     @device_fn
     def emit(out, ob, os, nout, cur_op, cur_len, op, count):

@@ -2,41 +2,28 @@
 
 :func:`build` takes the decorator that compiles a device-level function
 (``numba.njit`` for the CPU, ``numba.cuda.jit(device=True)`` for the GPU) and
-returns plain per-pair functions: no traceback, no Python objects, scratch
-passed in as arguments. The module then builds the CPU flavour and the
-multi-core drivers that generate the (i, j) pairs of two packed lists.
+returns plain per-pair functions: no Python objects, scratch passed in as
+arguments. The CPU drivers below and the CUDA kernels of :mod:`.cuda_words`
+call the same functions, so both backends run one per-pair loop.
 
-Per-pair methods (global unit-cost edit distance, symmetric in its inputs):
+The rule for a pair (global unit-cost edit distance, symmetric in its inputs):
 
-* **Bit-parallel** (Myers 1999 in Hyyrö's formulation) when the *pattern*
-  (one side of the pair) has at most 64 symbols; the other side, the text,
-  may be any length. One 64-bit step per text symbol. The factory also
-  builds a 32-bit flavour (``word_bits=32``, patterns of at most 32
-  symbols) from the same source: on a GPU a 64-bit mask operation costs two
-  32-bit instructions, so short patterns run about twice the mask steps. The match masks
-  ``Peq[c]`` of the pattern come from one of three sources:
-
-  - ``table``: a table indexed by symbol code (codes must be dense, e.g.
-    remapped to ``0..A-1``). Filled in O(m) by :func:`peq_set` and reset in
-    O(m) by :func:`peq_clear`, so one zeroed table serves every pattern;
-  - ``sorted``: the pattern's distinct symbols, sorted, with their masks
-    (two scratch arrays of 64); each text symbol is a binary search;
-  - ``scan``: no scratch at all; each text symbol is compared with every
-    pattern symbol (branch-free, uniform across a warp).
-
-* **DP row** for pairs whose both sides exceed 64 symbols: one row of
-  ``n + 1`` cells.
-
-GPU forms (also compiled for the CPU, where they are tested):
-
-* :func:`myers_voted`: bit-parallel over a *strided* text (symbol e at
-  ``t[tb + e * ts]``, so lanes read interleaved lists coalesced), masks from
-  a table or the sorted pair of arrays; the text loop ends when the warp
-  vote (``warp_all``) says every lane is done (finished or past the limit).
-* :func:`dp_regs`: the register-resident DP of the paper: a pattern of at
-  most ``dp_width`` symbols (a compile-time constant) and one row of
-  ``dp_width + 1`` cells, every loop over them of constant trip count, so
-  the compiler can unroll it and keep the row in registers.
+* the shorter side has at most 64 symbols: **Myers' bit-parallel scan**
+  (Myers 1999, Hyyrö's formulation, :func:`build`'s ``myers``), that side the
+  *pattern*, the other the *text*, one word-sized step per text symbol. The
+  match masks ``Peq[c]`` come from a table indexed by symbol code (filled and
+  reset in O(m) by ``peq_set``/``peq_clear``, so one zeroed table serves
+  every pattern) or, where no table fits, from the pattern's distinct symbols
+  sorted with their masks (``peq_sorted``, a binary search per text symbol).
+  The text may be strided (symbol e at ``t[tb + e * ts]``) so GPU lanes read
+  interleaved lists coalesced, and the loop ends when the warp vote says every
+  lane is done (on the CPU each caller votes alone). ``word_bits=32`` builds
+  the same source with 32-bit masks for patterns of at most 32 symbols: on a
+  GPU a 64-bit mask operation costs two instructions.
+* both sides exceed 64 symbols: :data:`LONG`. Such a pair is an alignment:
+  ``edit_distance`` hands it to the alignment engine, ``cdist`` (rows of
+  every choice, where pairs cannot be regrouped) to :func:`myers_blocks`
+  on the CPU.
 
 ``max_dist`` (``-1`` = no limit) abandons a pair as soon as its distance
 must exceed it. Every function then returns ``max_dist + 1`` for such a
@@ -54,13 +41,10 @@ from numba import njit, prange
 WORD_BITS = 64
 """Longest pattern the bit-parallel method handles in one machine word."""
 SHORT_BITS = 32
-"""Patterns up to this length use 32-bit masks on the GPU (one instruction per mask op)."""
+"""Patterns up to this length use 32-bit masks (one GPU instruction per mask op)."""
 WORD_TYPES = {32: np.uint32, 64: np.uint64}
-
-PEQ_TABLE = 0
-PEQ_SORTED = 1
-PEQ_SCAN = 2
-PEQ_MODES = {"table": PEQ_TABLE, "sorted": PEQ_SORTED, "scan": PEQ_SCAN}
+LONG = -2
+"""What :func:`pair_function`'s ``pair`` returns when both sides exceed :data:`WORD_BITS`."""
 
 
 def word_type(word_bits: int):
@@ -70,24 +54,20 @@ def word_type(word_bits: int):
     return WORD_TYPES[word_bits]
 
 
-def build(device_jit, warp_all=None, dp_width: int = WORD_BITS,
-          word_bits: int = WORD_BITS) -> SimpleNamespace:
+def build(device_jit, warp_all=None, word_bits: int = WORD_BITS) -> SimpleNamespace:
     """Compile the per-pair distance functions with ``device_jit``.
 
     ``warp_all(done)`` is the warp vote (default: each caller votes alone, as
-    on the CPU); ``dp_width`` is the pattern capacity of :func:`dp_regs`;
-    ``word_bits`` (32 or 64) the mask word of the bit-parallel functions,
-    which then take patterns of at most ``word_bits`` symbols. Numba widens
-    integer arithmetic to 64 bits, so every mask expression is cast back to
-    the word type: the compiler then narrows the whole expression, and a
-    32-bit build runs one 32-bit instruction where the 64-bit one needs two.
+    on the CPU); ``word_bits`` (32 or 64) the mask word, so ``myers`` takes
+    patterns of at most ``word_bits`` symbols. Numba widens integer
+    arithmetic to 64 bits, so every mask expression is cast back to the word
+    type: the compiler then narrows the whole expression, and a 32-bit build
+    runs one 32-bit instruction where the 64-bit one needs two.
     """
     U = word_type(word_bits)
     ZERO = U(0)
     ONE = U(1)
     ALL = U(~U(0))
-    WB = int(word_bits)
-    W = int(dp_width)
     if warp_all is None:
         @device_jit
         def warp_all(done):
@@ -99,11 +79,6 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS,
         if max_dist >= 0 and d > max_dist:
             return max_dist + 1
         return d
-
-    @device_jit
-    def hopeless(m, n, max_dist):
-        """True when the length difference alone exceeds the limit."""
-        return max_dist >= 0 and abs(m - n) > max_dist
 
     @device_jit
     def step(eq, pv, mv, hb):
@@ -118,33 +93,8 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS,
         return U(mh | U(~U(xv | ph))), U(ph & xv), d
 
     @device_jit
-    def give_up(score, left, max_dist):
-        """The score can fall by at most one per remaining text symbol."""
-        return max_dist >= 0 and score - left > max_dist
-
-    @device_jit
-    def shortcut(m, n, max_dist):
-        """The distance when no scan is needed (an empty side, or lengths too far apart), else -1."""
-        if m == 0 or n == 0:
-            return clip(m + n, max_dist)
-        if hopeless(m, n, max_dist):
-            return max_dist + 1
-        return -1
-
-    @device_jit
-    def start(m):
-        """Initial state of a bit-parallel scan for a pattern of m symbols: (hb, pv, mv, score)."""
-        return U(ONE << U(m - 1)), ALL, ZERO, m
-
-    @device_jit
-    def advance(eq, pv, mv, hb, score):
-        """One text symbol with match mask ``eq``: new (pv, mv, score)."""
-        pv, mv, d = step(eq, pv, mv, hb)
-        return pv, mv, score + d
-
-    @device_jit
     def peq_set(peq, pb, p, ob, m):
-        """OR the pattern's bit k into ``peq[pb + p[k]]`` for every k (table mode)."""
+        """OR the pattern's bit k into ``peq[pb + p[k]]`` for every k (table masks)."""
         for k in range(m):
             c = p[ob + k]
             peq[pb + c] |= U(ONE << U(k))
@@ -154,19 +104,6 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS,
         """Zero the table entries :func:`peq_set` touched."""
         for k in range(m):
             peq[pb + p[ob + k]] = ZERO
-
-    @device_jit
-    def myers_table(peq, pb, m, t, tb, n, max_dist):
-        """Distance of a pattern (in ``peq``, m <= 64 symbols) to ``t[tb:tb+n]``."""
-        s = shortcut(m, n, max_dist)
-        if s >= 0:
-            return s
-        hb, pv, mv, score = start(m)
-        for j in range(n):
-            pv, mv, score = advance(U(peq[pb + t[tb + j]]), pv, mv, hb, score)
-            if give_up(score, n - 1 - j, max_dist):
-                return max_dist + 1
-        return score
 
     @device_jit
     def peq_sorted(p, ob, m, syms, masks):
@@ -204,209 +141,120 @@ def build(device_jit, warp_all=None, dp_width: int = WORD_BITS,
         return ZERO
 
     @device_jit
-    def myers_sorted(syms, masks, u, m, t, tb, n, max_dist):
-        """As :func:`myers_table`, masks from :func:`peq_sorted`."""
-        s = shortcut(m, n, max_dist)
-        if s >= 0:
-            return s
-        hb, pv, mv, score = start(m)
-        for j in range(n):
-            pv, mv, score = advance(U(lookup_sorted(syms, masks, u, t[tb + j])), pv, mv, hb, score)
-            if give_up(score, n - 1 - j, max_dist):
-                return max_dist + 1
-        return score
-
-    @device_jit
-    def myers_scan(p, ob, m, t, tb, n, max_dist):
-        """As :func:`myers_table`, each mask built by comparing with every pattern symbol."""
-        s = shortcut(m, n, max_dist)
-        if s >= 0:
-            return s
-        hb, pv, mv, score = start(m)
-        for j in range(n):
-            c = t[tb + j]
-            eq = ZERO
-            for k in range(m):
-                eq = U(eq | U(U(p[ob + k] == c) << U(k)))
-            pv, mv, score = advance(eq, pv, mv, hb, score)
-            if give_up(score, n - 1 - j, max_dist):
-                return max_dist + 1
-        return score
-
-    @device_jit
-    def dp_row(a, ab, m, b, bb, n, row, rb, max_dist):
-        """Distance by one DP row over ``b`` (``row`` holds n+1 cells); any lengths.
-
-        With a limit, a row is abandoned when every cell plus the length
-        difference still to cover exceeds it.
-        """
-        s = shortcut(m, n, max_dist)
-        if s >= 0:
-            return s
-        for j in range(n + 1):
-            row[rb + j] = j
-        for i in range(1, m + 1):
-            ai = a[ab + i - 1]
-            diag = row[rb]
-            row[rb] = i
-            low = i + abs((m - i) - n)
-            for j in range(1, n + 1):
-                up = row[rb + j]
-                v = min(diag + np.int32(ai != b[bb + j - 1]), min(up, row[rb + j - 1]) + 1)
-                diag = up
-                row[rb + j] = v
-                low = min(low, v + abs((m - i) - (n - j)))
-            if max_dist >= 0 and low > max_dist:
-                return max_dist + 1
-        return clip(row[rb + n], max_dist)
-
-    @device_jit
-    def pair_generic(a, ab, m, b, bb, n, syms, masks, row, rb, max_dist, sorted_peq):
-        """Distance of one pair without a symbol table (the GPU's any-alphabet path).
-
-        Bit-parallel with the shorter side as pattern when it has <= ``word_bits``
-        symbols (``sorted`` or ``scan`` masks), else the DP row (``row``
-        needs ``min(m, n) + 1`` cells).
-        """
-        if m > n:
-            a, ab, m, b, bb, n = b, bb, n, a, ab, m
-        if m <= WB:
-            if sorted_peq:
-                u = peq_sorted(a, ab, m, syms, masks)
-                return myers_sorted(syms, masks, u, m, b, bb, n, max_dist)
-            return myers_scan(a, ab, m, b, bb, n, max_dist)
-        return dp_row(b, bb, n, a, ab, m, row, rb, max_dist)
-
-    @device_jit
-    def myers_voted(peq, pb, syms, masks, u, m, t, tb, ts, n, max_dist):
+    def myers(peq, pb, syms, masks, u, m, t, tb, ts, n, max_dist):
         """Distance of a pattern (m <= word_bits) to the strided text ``t[tb + e * ts]``, e < n.
 
         Masks come from ``peq[pb + c]`` (table) when ``u < 0``, else from the
-        ``u`` sorted symbols of :func:`peq_sorted`. Lanes that are done idle
-        until the warp vote ends the loop for all of them.
+        ``u`` sorted symbols of :func:`peq_sorted`. A lane that is done (at
+        the text's end, or past the limit: the score falls by at most one per
+        remaining symbol) idles until the warp vote ends the loop for all.
         """
         if m == 0 or n == 0:
             return clip(m + n, max_dist)
-        hb, pv, mv, score = start(m)
-        dead = hopeless(m, n, max_dist)
+        hb = U(ONE << U(m - 1))
+        pv = ALL
+        mv = ZERO
+        score = m
+        dead = max_dist >= 0 and abs(m - n) > max_dist
         e = 0
         while not warp_all(dead or e >= n):
             if not dead and e < n:
                 c = t[tb + e * ts]
                 eq = U(peq[pb + c]) if u < 0 else U(lookup_sorted(syms, masks, u, c))
-                pv, mv, score = advance(eq, pv, mv, hb, score)
-                dead = give_up(score, n - 1 - e, max_dist)
+                pv, mv, d = step(eq, pv, mv, hb)
+                score += d
+                dead = max_dist >= 0 and score - (n - 1 - e) > max_dist
             e += 1
         if dead:
             return max_dist + 1
         return clip(score, max_dist)
 
+    return SimpleNamespace(myers=myers, warp_all=warp_all, clip=clip, step=step,
+                           peq_set=peq_set, peq_clear=peq_clear, peq_sorted=peq_sorted,
+                           lookup_sorted=lookup_sorted, word_bits=int(word_bits))
+
+
+def pair_function(device_jit, wide: SimpleNamespace, short: SimpleNamespace):
+    """The per-pair rule over two lists, from a 64-bit and a 32-bit :func:`build`.
+
+    ``pair(a, ab, m, b, bb, n, syms, masks, max_dist)``: the shorter side is
+    the pattern, its masks sorted into ``syms``/``masks`` (64 entries each);
+    32-bit masks up to :data:`SHORT_BITS` symbols, 64-bit up to
+    :data:`WORD_BITS`, else :data:`LONG`.
+    """
+    peq_sorted, myers64, myers32 = wide.peq_sorted, wide.myers, short.myers
+
     @device_jit
-    def dp_regs(a, ab, as_, m, b, bb, bs, n, pat, row, max_dist):
-        """Distance by a DP row of ``dp_width + 1`` cells; pattern ``a`` (m <= dp_width).
+    def pair(a, ab, m, b, bb, n, syms, masks, max_dist):
+        if m > n:
+            a, ab, m, b, bb, n = b, bb, n, a, ab, m
+        if m > WORD_BITS:
+            return LONG
+        u = peq_sorted(a, ab, m, syms, masks)
+        if m <= SHORT_BITS:
+            return myers32(masks, 0, syms, masks, u, m, b, bb, 1, n, max_dist)
+        return myers64(masks, 0, syms, masks, u, m, b, bb, 1, n, max_dist)
 
-        ``a[ab + k * as_]`` and ``b[bb + e * bs]`` are the symbols; ``pat``
-        (dp_width) and ``row`` (dp_width + 1) are scratch. Columns past m are
-        computed but never read, so every inner loop has a constant trip count.
-        """
-        if m == 0 or n == 0:
-            return clip(m + n, max_dist)
-        for k in range(W):
-            pat[k] = a[ab + min(k, m - 1) * as_]
-        for k in range(W + 1):
-            row[k] = k
-        dead = hopeless(m, n, max_dist)
-        e = 0
-        while not warp_all(dead or e >= n):
-            if not dead and e < n:
-                c = b[bb + e * bs]
-                diag = row[0]
-                row[0] = e + 1
-                rest = n - 1 - e
-                low = e + 1 + abs(m - rest)
-                for k in range(1, W + 1):
-                    up = row[k]
-                    v = min(diag + np.int32(pat[k - 1] != c), min(up, row[k - 1]) + 1)
-                    diag = up
-                    row[k] = v
-                    if k <= m:
-                        low = min(low, v + abs((m - k) - rest))
-                dead = max_dist >= 0 and low > max_dist
-            e += 1
-        if dead:
-            return max_dist + 1
-        d = 0
-        for k in range(W + 1):
-            if k == m:
-                d = row[k]
-        return clip(d, max_dist)
-
-    return SimpleNamespace(
-        myers_voted=myers_voted, dp_regs=dp_regs, warp_all=warp_all, hopeless=hopeless,
-        clip=clip, step=step, peq_set=peq_set, peq_clear=peq_clear, myers_table=myers_table,
-        peq_sorted=peq_sorted, lookup_sorted=lookup_sorted, myers_sorted=myers_sorted,
-        myers_scan=myers_scan, dp_row=dp_row, pair_generic=pair_generic, word_bits=WB,
-    )
+    return pair
 
 
 _cpu = build(njit(cache=False))
-_cpu32 = build(njit(cache=False), word_bits=SHORT_BITS)
-"""The 32-bit build on the CPU (compiled on first use): the tests run the GPU's short forms."""
+_pair = pair_function(njit(cache=False), _cpu, build(njit(cache=False), word_bits=SHORT_BITS))
+_myers = _cpu.myers
 _peq_set = _cpu.peq_set
 _peq_clear = _cpu.peq_clear
-_myers_table = _cpu.myers_table
-_dp_row = _cpu.dp_row
-_pair_generic = _cpu.pair_generic
-
-
-@njit(cache=True)
-def _pair_table(qd, qb, m, cd, cb, n, peq, row, max_dist):
-    """One pair on the CPU: the query's masks are already in ``peq`` when m <= 64."""
-    if m <= WORD_BITS:
-        return _myers_table(peq, 0, m, cd, cb, n, max_dist)
-    if n <= WORD_BITS:
-        _peq_set(peq, 0, cd, cb, n)
-        d = _myers_table(peq, 0, n, qd, qb, m, max_dist)
-        _peq_clear(peq, 0, cd, cb, n)
-        return d
-    return _dp_row(qd, qb, m, cd, cb, n, row, 0, max_dist)
 
 
 @njit(parallel=True, cache=True)
-def dense_rows(qd, qo, cd, co, rows, bounds, row0, upper, max_dist, alphabet, maxlen,
-               peq_mode, out):
+def pairwise(ad, ao, bd, bo, max_dist, out):
+    """``out[p]``: distance of ``a[p]`` and ``b[p]``, or :data:`LONG` when both exceed 64 symbols."""
+    total = out.shape[0]
+    step = 4096
+    for c in prange((total + step - 1) // step):
+        syms = np.empty(WORD_BITS, np.int64)
+        masks = np.empty(WORD_BITS, np.uint64)
+        for p in range(c * step, min(total, (c + 1) * step)):
+            out[p] = _pair(ad, ao[p], ao[p + 1] - ao[p], bd, bo[p], bo[p + 1] - bo[p], syms,
+                           masks, max_dist)
+
+
+@njit(cache=True)
+def _row_pair(qd, qb, m, cd, cb, n, peq, max_dist):
+    """One cdist pair on the CPU: the query's masks are already in ``peq`` when m <= 64."""
+    if m <= WORD_BITS:
+        return _myers(peq, 0, peq, peq, -1, m, cd, cb, 1, n, max_dist)
+    if n <= WORD_BITS:
+        _peq_set(peq, 0, cd, cb, n)
+        d = _myers(peq, 0, peq, peq, -1, n, qd, qb, 1, m, max_dist)
+        _peq_clear(peq, 0, cd, cb, n)
+        return d
+    return myers_blocks(qd, qb, m, cd, cb, n, max_dist)
+
+
+@njit(parallel=True, cache=True)
+def dense_rows(qd, qo, cd, co, rows, bounds, row0, upper, max_dist, alphabet, out):
     """Fill ``out[i - row0, j]`` for every query row ``i`` in ``rows`` and every choice j.
 
     ``rows[bounds[c]:bounds[c+1]]`` is the share of parallel task c (each
-    task allocates its scratch once). With ``upper`` (queries are the
+    task allocates its mask table once). With ``upper`` (queries are the
     choices) only ``j > i`` is computed; other cells are left untouched.
-    ``qd``/``cd`` hold symbol codes below ``alphabet`` (needed for the
-    ``table`` mode); ``maxlen`` is the longest string of either list.
+    ``qd``/``cd`` hold symbol codes below ``alphabet``.
     """
     ntasks = bounds.shape[0] - 1
     nc = co.shape[0] - 1
     for c in prange(ntasks):
-        peq = np.zeros(alphabet if peq_mode == PEQ_TABLE else 1, np.uint64)
-        syms = np.zeros(WORD_BITS, qd.dtype)
-        masks = np.zeros(WORD_BITS, np.uint64)
-        row = np.empty(maxlen + 1, np.int32)
+        peq = np.zeros(alphabet, np.uint64)
         for x in range(bounds[c], bounds[c + 1]):
             i = rows[x]
             qb = qo[i]
             m = qo[i + 1] - qb
             r = i - row0
-            table = peq_mode == PEQ_TABLE and m <= WORD_BITS
+            table = m <= WORD_BITS
             if table:
                 _peq_set(peq, 0, qd, qb, m)
             for j in range(i + 1 if upper else 0, nc):
                 cb = co[j]
-                n = co[j + 1] - cb
-                if peq_mode == PEQ_TABLE:
-                    d = _pair_table(qd, qb, m, cd, cb, n, peq, row, max_dist)
-                else:
-                    d = _pair_generic(qd, qb, m, cd, cb, n, syms, masks, row, 0, max_dist,
-                                      peq_mode == PEQ_SORTED)
-                out[r, j] = d
+                out[r, j] = _row_pair(qd, qb, m, cd, cb, co[j + 1] - cb, peq, max_dist)
             if table:
                 _peq_clear(peq, 0, qd, qb, m)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .distance.pairwise import pairwise
 from .engine.batching import DEFAULT_K, align_packed, align_with
 from .engine.job import Job, check_counts, check_k, check_max_distance
 from .engine.packing import N_CODE, NO_N, check_same_kind, pack_dna, pack_text
@@ -50,10 +51,7 @@ def edit_distance(a, b, max_distance: int | None = None, backend: str = "auto", 
     check_counts(qa, qb)
     check_same_kind(qa, qb, "a", "b")
     name = backends.resolve(backend)
-    if not cigar and name == "cuda":
-        from .distance.cuda import pairwise_gpu
-
-        return pairwise_gpu(qa, qb, md)
-    job = Job(infix=False, max_distance=md, n_code=NO_N, eqx=False, with_cigar=bool(cigar), k=DEFAULT_K)
-    res = align_with(qa, qb, job, name, threads)
-    return res if cigar else res.distance
+    if not cigar:
+        return pairwise(qa, qb, md, name, threads)
+    job = Job(infix=False, max_distance=md, n_code=NO_N, eqx=False, with_cigar=True, k=DEFAULT_K)
+    return align_with(qa, qb, job, name, threads)

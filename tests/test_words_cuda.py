@@ -21,20 +21,17 @@ from readalign.distance import cdist as words
 HERE = Path(__file__).parent
 gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
 
-def _forms(ns):
-    """Every query x choice through the GPU's per-pair forms of build ``ns``, on the CPU."""
-    voted, regs, psorted, pset, pclear = (ns.myers_voted, ns.dp_regs, ns.peq_sorted,
-                                          ns.peq_set, ns.peq_clear)
-    bits = ns.word_bits
+def _forms(bits: int):
+    """Every query x choice through ``myers`` of the ``bits`` build, table or sorted masks."""
+    ns = kw.build(njit(cache=False), word_bits=bits)
+    myers, psorted, pset, pclear = ns.myers, ns.peq_sorted, ns.peq_set, ns.peq_clear
     word = np.uint32 if bits == 32 else np.uint64
 
     @njit
-    def run(qd, qo, cd, co, md, method, alphabet, out):
+    def run(qd, qo, cd, co, md, sorted_masks, alphabet, out):
         peq = np.zeros(alphabet, word)
         syms = np.zeros(64, qd.dtype)
         masks = np.zeros(64, np.uint64)
-        pat = np.zeros(64, qd.dtype)
-        row = np.zeros(65, np.int32)
         for i in range(qo.shape[0] - 1):
             qb = qo[i]
             m = qo[i + 1] - qb
@@ -42,33 +39,30 @@ def _forms(ns):
                 n = co[j + 1] - co[j]
                 if m > bits:
                     out[i, j] = -2
-                elif method == 0:
-                    pset(peq, 0, qd, qb, m)
-                    out[i, j] = voted(peq, 0, syms, masks, -1, m, cd, co[j], 1, n, md)
-                    pclear(peq, 0, qd, qb, m)
-                elif method == 1:
+                elif sorted_masks:
                     u = psorted(qd, qb, m, syms, masks)
-                    out[i, j] = voted(peq, 0, syms, masks, u, m, cd, co[j], 1, n, md)
+                    out[i, j] = myers(peq, 0, syms, masks, u, m, cd, co[j], 1, n, md)
                 else:
-                    out[i, j] = regs(qd, qb, 1, m, cd, co[j], 1, n, pat, row, md)
+                    pset(peq, 0, qd, qb, m)
+                    out[i, j] = myers(peq, 0, syms, masks, -1, m, cd, co[j], 1, n, md)
+                    pclear(peq, 0, qd, qb, m)
     return run
 
 
 @pytest.mark.parametrize("bits", [64, 32])
-@pytest.mark.parametrize("method", [0, 1, 2], ids=["voted-table", "voted-sorted", "dp-regs"])
-def test_gpu_per_pair_forms_on_the_cpu(method, bits):
+@pytest.mark.parametrize("sorted_masks", [False, True], ids=["table", "sorted"])
+def test_myers_builds_on_the_cpu(sorted_masks, bits):
     """The 64- and 32-bit builds (patterns up to 64 / 32 symbols) against rapidfuzz."""
-    ns = kw._cpu if bits == 64 else kw._cpu32
     rng = np.random.default_rng(11)
-    make = lambda n: "".join(rng.choice(list("abcé\U0001f600"), n))  # noqa: E731
+    make = lambda n: "".join(rng.choice(list("abc\u00e9\U0001f600"), n))  # noqa: E731
     q = [make(rng.integers(0, 70)) for _ in range(30)] + ["a" * 32, "b" * 33]
     c = [make(rng.integers(0, 90)) for _ in range(33)] + ["a" * 31]
     codes = words.prepare(q, c)
-    run = _forms(ns)
+    run = _forms(bits)
     for cutoff in (None, 0, 2, 7):
         md = -1 if cutoff is None else cutoff
         got = np.zeros((len(q), len(c)), np.int64)
-        run(codes.q.data, codes.q.offsets, codes.c.data, codes.c.offsets, md, method,
+        run(codes.q.data, codes.q.offsets, codes.c.data, codes.c.offsets, md, sorted_masks,
             codes.alphabet, got)
         want = process.cdist(q, c, scorer=Levenshtein.distance, score_cutoff=cutoff,
                              dtype=np.int32)
@@ -104,11 +98,7 @@ def _same_on_gpu_and_cpu(q, c, max_distance, sparse: bool = False) -> None:
 
 @pytest.mark.gpu
 @gpu
-@pytest.mark.parametrize("method", ["myers", "dp"])
-def test_gpu_cdist_matches_cpu(method, monkeypatch):
-    from readalign.distance import cuda as cuda_words
-
-    monkeypatch.setattr(cuda_words, "METHOD", method)
+def test_gpu_cdist_matches_cpu():
     rng = np.random.default_rng(21)
     q = _random_words(rng, 3000, 0, 20, "abcdefgh") + ["x" * 100, "é" * 70]
     c = _random_words(rng, 2900, 0, 20, "abcdefgh") + ["x" * 99, q[5]]
@@ -133,15 +123,11 @@ def test_gpu_cdist_short_and_mixed_rows():
 
 @pytest.mark.gpu
 @gpu
-@pytest.mark.parametrize("method", ["myers", "dp"])
-def test_gpu_pairwise_matches_rapidfuzz(method, monkeypatch):
-    from readalign.distance import cuda as cuda_words
-
-    monkeypatch.setattr(cuda_words, "METHOD", method)
+def test_gpu_pairwise_matches_rapidfuzz():
     rng = np.random.default_rng(22)
     a = _random_words(rng, 200_000, 0, 40, "ACGT") + ["A" * 300, "C" * 70]
     b = _random_words(rng, 200_000, 0, 40, "ACGT") + ["A" * 290 + "G", "C" * 3]
     want = np.asarray(process.cpdist(a, b, scorer=Levenshtein.distance, workers=-1)).astype(np.int32)
-    np.testing.assert_array_equal(cuda_words.edit_distance_gpu(a, b), want)
+    np.testing.assert_array_equal(readalign.edit_distance(a, b, backend="cuda"), want)
     clipped = np.where(want > 3, -1, want)
-    np.testing.assert_array_equal(cuda_words.edit_distance_gpu(a, b, 3), clipped)
+    np.testing.assert_array_equal(readalign.edit_distance(a, b, 3, backend="cuda"), clipped)

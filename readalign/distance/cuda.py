@@ -3,9 +3,8 @@
 
 Dense: the rows are cut into device blocks of about :data:`BLOCK_BYTES`; the
 kernels, the device-to-host copies and the host placement overlap (see
-:mod:`readalign.distance.dense_blocks`; ``RESULT_MEMORY="staged"`` stages through pinned
-buffers, ``"pinned"`` page-locks the result itself). Pairs whose both words
-exceed 64 symbols are computed on the CPU.
+:mod:`readalign.distance.dense_blocks`). Pairs whose both words exceed 64
+symbols are computed on the CPU (:func:`readalign.kernels.words.myers_blocks`).
 """
 
 from __future__ import annotations
@@ -15,26 +14,21 @@ import weakref
 from dataclasses import dataclass
 
 import numpy as np
-from numba import config, cuda, njit
+from numba import cuda, njit
 
-from ..engine.job import gather_slices
-from ..engine.packing import Packed, pack_text
+from ..engine.packing import Packed, take
 from ..kernels import cuda_words as kcw
+from ..kernels.simulator import simulated
 from ..kernels.words import WORD_BITS
-from ..runtime.gpu_memory import free_device_bytes
+from ..runtime.gpu_memory import MEMORY_FRACTION, free_device_bytes
 from . import dense_blocks as cuda_dense
 from .codes import WordCodes
 from .cpu import dense_block
 
 log = logging.getLogger("readalign")
 
-METHOD = "myers"
-"""Per-pair method on the GPU: ``"myers"`` (bit-parallel) or ``"dp"`` (register DP)."""
-RESULT_MEMORY = "staged"
-"""Dense results: ``"staged"`` (pinned staging + parallel host copy) or ``"pinned"``."""
 BLOCK_BYTES = 1 << 26
 """Device bytes of one dense row block (a ring of them is in flight)."""
-MEMORY_FRACTION = 0.5
 MAX_BLOCK_ROWS = 32768
 SIM_BLOCK_ROWS = 8
 PAIR_CHUNK = 1 << 22
@@ -115,21 +109,20 @@ def device_lists(codes) -> DeviceLists:
 
 def block_rows(nrows: int, nc: int, itemsize: int) -> int:
     """Rows per device block: about :data:`BLOCK_BYTES`, within free device memory."""
-    if config.ENABLE_CUDASIM:
+    if simulated():
         return SIM_BLOCK_ROWS
     budget = min(BLOCK_BYTES, int(free_device_bytes() * MEMORY_FRACTION) // 2)
     rows = max(1, budget // max(nc * itemsize, 1))
     return int(min(rows, nrows, MAX_BLOCK_ROWS))
 
 
-def _launch(dev: DeviceLists, a: int, b: int, max_distance: int, out, stream) -> None:
-    """Compute rows ``a:b`` into the flat device block ``out`` on ``stream``."""
+def launch_rows(dev: DeviceLists, a: int, b: int, max_distance: int, out, stream) -> None:
+    """Enqueue the dense kernel: rows ``a:b`` into the flat device block ``out`` on ``stream``."""
     nc = dev.co.shape[0] - 1
     alpha = kcw.table_alpha(dev.alphabet)
     bits = kcw.table_bits_for(dev.longest_row(a, b))
     qb = kcw.rows_per_block(alpha, bits)
-    width = kcw.dp_width_for(dev.short_max) if METHOD == "dp" else WORD_BITS
-    kernel = kcw.dense_kernel(METHOD, alpha, qb, width, kcw.TPB, bits)
+    kernel = kcw.dense_kernel(alpha, qb, kcw.TPB, bits)
     grid = ((nc + kcw.TPB - 1) // kcw.TPB, (b - a + qb - 1) // qb)
     kernel[grid, kcw.TPB, stream](dev.qd, dev.qo, dev.cd, dev.co, dev.ct, dev.short_c, a, b,
                                   max_distance, out)
@@ -143,24 +136,13 @@ def dense_gpu(dev: DeviceLists, r0: int, r1: int, max_distance: int, dtype) -> n
     """Rows ``r0:r1`` against every choice; compute, device-to-host copy and host copy overlap."""
     dt = np.dtype(dtype)
     nc = dev.co.shape[0] - 1
-    pinned = RESULT_MEMORY == "pinned" and not config.ENABLE_CUDASIM
     step = block_rows(max(r1 - r0, 1), nc, dt.itemsize)
 
     def launch(a: int, b: int, out, stream) -> None:
-        _launch(dev, a, b, max_distance, out, stream)
+        launch_rows(dev, a, b, max_distance, out, stream)
 
     free = int(free_device_bytes() * MEMORY_FRACTION)
-    return cuda_dense.dense_blocks(launch, r0, r1, nc, step, free, dt, pinned)
-
-
-def _gather(p: Packed, idx: np.ndarray) -> Packed:
-    """The words ``idx`` of ``p`` as a new packed list."""
-    lengths = p.lengths[idx]
-    offsets = np.zeros(idx.shape[0] + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    data = np.zeros(int(offsets[-1]) + 1, dtype=p.data.dtype)
-    data[:-1] = gather_slices(p.data, p.offsets[idx], lengths)
-    return Packed(data, offsets)
+    return cuda_dense.dense_blocks(launch, r0, r1, nc, step, free, dt)
 
 
 def long_pairs(codes, dev: DeviceLists, r0: int, r1: int, max_distance: int, threads):
@@ -173,7 +155,7 @@ def long_pairs(codes, dev: DeviceLists, r0: int, r1: int, max_distance: int, thr
         return None
     log.info("cdist cuda: %d x %d pairs of words longer than %d symbols run on the CPU",
              rows.shape[0], dev.long_c.shape[0], WORD_BITS)
-    q, c = _gather(codes.q, rows), _gather(codes.c, dev.long_c)
+    q, c = take(codes.q, rows), take(codes.c, dev.long_c)
     sub = WordCodes(q, c, codes.alphabet, codes.maxlen, False)
     block = dense_block(sub, 0, len(q), upper=False, max_distance=max_distance,
                         dtype=np.int32, threads=threads)
@@ -193,7 +175,7 @@ def sparse_gpu(codes, dev: DeviceLists, r0: int, r1: int, upper: bool, max_dista
     for a, b in _row_blocks(r0, r1, step):
         if nc == 0:
             break
-        _launch(dev, a, b, max_distance, buf, stream)
+        launch_rows(dev, a, b, max_distance, buf, stream)
         counts = cuda.device_array(b - a, dtype=np.int64, stream=stream)
         count_kernel[b - a, kcw.SCAN_TPB, stream](buf, nc, a, upper, max_distance, counts)
         n_hits = counts.copy_to_host(stream=stream)
@@ -252,97 +234,29 @@ def cdist_gpu(codes, r0: int, r1: int, *, upper: bool, max_distance: int, sparse
 
 
 def _pair_chunk(a: Packed, b: Packed, p0: int, p1: int, max_distance: int) -> np.ndarray:
-    """Distances of pairs ``p0:p1`` (clipped at ``max_distance + 1``) on the device."""
+    """Distances of pairs ``p0:p1`` on the device (clipped at ``max_distance + 1``; ``LONG``)."""
     arrays = []
     for p in (a, b):
         lo, hi = int(p.offsets[p0]), int(p.offsets[p1])
         arrays.append(cuda.to_device(kcw.int_codes(p.data[lo:hi + 1])))
         arrays.append(cuda.to_device(p.offsets[p0:p1 + 1] - lo))
     count = p1 - p0
-    m = np.minimum(a.lengths[p0:p1], b.lengths[p0:p1])
-    width = kcw.dp_width_for(int(m.max()) if count else 0) if METHOD == "dp" else WORD_BITS
     out = cuda.device_array(count, dtype=np.int32)
-    kcw.pair_kernel(METHOD, width)[(count + kcw.PAIR_TPB - 1) // kcw.PAIR_TPB, kcw.PAIR_TPB](
+    kcw.pair_kernel()[(count + kcw.PAIR_TPB - 1) // kcw.PAIR_TPB, kcw.PAIR_TPB](
         *arrays, max_distance, out)
-    long_idx = np.flatnonzero(m > WORD_BITS)
-    if long_idx.shape[0]:
-        _long_pairs_gpu(arrays, long_idx, int(m[long_idx].max()) + 1, max_distance, out)
     return out.copy_to_host()
 
 
-def _long_pairs_gpu(arrays, idx: np.ndarray, width: int, max_distance: int, out) -> None:
-    """DP-row kernel over the pairs ``idx`` whose both sides exceed 64 symbols."""
-    kernel = kcw.long_pair_kernel()
-    per = max(1, min(idx.shape[0], (1 << 28) // (4 * width)))
-    for lo in range(0, idx.shape[0], per):
-        part = cuda.to_device(idx[lo:lo + per].astype(np.int64))
-        rows = cuda.device_array(part.shape[0] * width, dtype=np.int32)
-        blocks = (part.shape[0] + kcw.PAIR_TPB - 1) // kcw.PAIR_TPB
-        kernel[blocks, kcw.PAIR_TPB](*arrays, part, rows, width, max_distance, out)
-
-
 def pairwise_gpu(a: Packed, b: Packed, max_distance: int = -1) -> np.ndarray:
-    """Global Levenshtein distance of ``a[p]`` and ``b[p]`` (int32; -1 above ``max_distance``).
+    """The rule of :func:`readalign.kernels.words.pair_function` for ``a[p]``, ``b[p]`` on the GPU.
 
-    Distance only (no traceback): Myers bit-parallel (or the register DP with
-    ``METHOD = "dp"``) when the shorter side has at most 64 symbols, else a DP row.
+    Distances clipped at ``max_distance + 1``; ``LONG`` where both sides
+    exceed 64 symbols (:mod:`readalign.distance.pairwise` sends those on).
     """
-    if len(a) != len(b):
-        raise ValueError(f"a and b must have the same length; got {len(a)} and {len(b)}")
     total = len(a)
-    chunk = 64 if config.ENABLE_CUDASIM else PAIR_CHUNK
+    chunk = 64 if simulated() else PAIR_CHUNK
     out = np.empty(total, dtype=np.int32)
     for p0 in range(0, total, chunk):
         p1 = min(p0 + chunk, total)
         out[p0:p1] = _pair_chunk(a, b, p0, p1, max_distance)
-    if max_distance >= 0:
-        out[out > max_distance] = -1
     return out
-
-
-def edit_distance_gpu(a, b, max_distance: int = -1) -> np.ndarray:
-    """:func:`pairwise_gpu` on two lists of str (by code point) or bytes (by byte)."""
-    return pairwise_gpu(pack_text(a, "a"), pack_text(b, "b"), max_distance)
-
-
-def dense_kernel_seconds(codes, max_distance: int, dtype) -> float:
-    """Kernel-only time (CUDA events) of every dense row block, no copies back."""
-    dev = device_lists(codes)
-    dt = np.dtype(dtype)
-    nq, nc = len(codes.q), dev.co.shape[0] - 1
-    if nq == 0 or nc == 0:
-        return 0.0
-    step = block_rows(nq, nc, dt.itemsize)
-    buf = cuda.device_array(step * nc, dtype=dt)
-    stream = cuda.stream()
-    start, stop = cuda.event(), cuda.event()
-    start.record(stream)
-    for a, b in _row_blocks(0, nq, step):
-        _launch(dev, a, b, max_distance, buf, stream)
-    stop.record(stream)
-    stop.synchronize()
-    return start.elapsed_time(stop) / 1000.0
-
-
-def pairwise_kernel_seconds(a: Packed, b: Packed, max_distance: int = -1) -> float:
-    """Kernel-only time (CUDA events) of :func:`pairwise_gpu`'s main kernel, one chunk."""
-    count = min(len(a), PAIR_CHUNK)
-    if count == 0:
-        return 0.0
-    arrays = []
-    for p in (a, b):
-        hi = int(p.offsets[count])
-        arrays += [cuda.to_device(kcw.int_codes(p.data[:hi + 1])),
-                   cuda.to_device(p.offsets[:count + 1])]
-    m = np.minimum(a.lengths[:count], b.lengths[:count])
-    width = kcw.dp_width_for(int(m.max()) if count else 0) if METHOD == "dp" else WORD_BITS
-    out = cuda.device_array(count, dtype=np.int32)
-    kernel = kcw.pair_kernel(METHOD, width)
-    blocks = (count + kcw.PAIR_TPB - 1) // kcw.PAIR_TPB
-    kernel[blocks, kcw.PAIR_TPB](*arrays, max_distance, out)  # compile, warm
-    start, stop = cuda.event(), cuda.event()
-    start.record()
-    kernel[blocks, kcw.PAIR_TPB](*arrays, max_distance, out)
-    stop.record()
-    stop.synchronize()
-    return start.elapsed_time(stop) / 1000.0 * len(a) / count

@@ -7,32 +7,23 @@ moves block k to pinned staging buffer ``k % S`` as soon as it is computed
 and that buffer is free. The host's worker threads (:mod:`.host_copy`)
 move each staged block into the result; the copies themselves take the
 fresh result's page faults, spread over every core (a separate pre-faulting
-pass measured slower: one more pass over the memory). With ``pinned=True`` the result itself
-is page-locked and blocks are copied straight into it (no staging).
-
-:data:`LAST` keeps the breakdown of the last call (seconds): ``kernel`` (sum
-of block kernels, CUDA events), ``d2h`` (sum of device-to-host copies),
-``place`` (host copy, wall time of its waits), ``wait`` (host waiting for
-copies), ``total`` (wall time).
+pass measured slower: one more pass over the memory; so did page-locking the whole result
+and copying straight into it, benchmarks/RESULTS.md, 2026-11-22).
 """
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import config, cuda
+from numba import cuda
 
 from ..runtime import gpu_memory as cuda_buffers
 from ..runtime import host_copy
 
 STAGES = 3
 """Pinned staging buffers in flight."""
-MAX_SLOTS = 0
-"""Cap on the device ring's blocks (0: as many as the free memory allows; tests use 2)."""
-LAST: dict = {}
 
 _RING: dict = {}
 
@@ -58,41 +49,34 @@ class Plan:
     cells: int
     dev: object
     stage: list
-    launched: list = field(default_factory=list)
     computed: list = field(default_factory=list)
-    copy_start: list = field(default_factory=list)
     copied: list = field(default_factory=list)
 
 
-def make_plan(r0: int, r1: int, nc: int, step: int, free_bytes: int, dt: np.dtype,
-              pinned: bool) -> Plan:
+def make_plan(r0: int, r1: int, nc: int, step: int, free_bytes: int, dt: np.dtype) -> Plan:
     """Cut rows ``r0:r1`` into blocks of ``step`` rows; size the device ring from ``free_bytes``."""
     blocks = [(a, min(a + step, r1)) for a in range(r0, r1, step)]
     cells = step * nc
     held = _RING[dt].nbytes if dt in _RING else 0
     slots = int(max(2, min(len(blocks), (free_bytes + held) // max(cells * dt.itemsize, 1))))
-    if MAX_SLOTS:
-        slots = min(slots, max(2, MAX_SLOTS))
     dev = ring(slots * cells, dt)
-    stage = [] if pinned else [cuda_buffers.pinned(("cuda_dense", k), cells, dt)
-                          for k in range(min(STAGES, len(blocks)))]
+    stage = [cuda_buffers.pinned(("cuda_dense", k), cells, dt)
+             for k in range(min(STAGES, len(blocks)))]
     return Plan(blocks, nc, slots, cells, dev, stage)
 
 
 class Pipeline:
     """Enqueues kernels and copies as far as buffers allow; the host drains block by block."""
 
-    def __init__(self, plan: Plan, launch, out: np.ndarray, r0: int, pinned: bool):
-        self.plan, self.launch, self.r0, self.pinned = plan, launch, r0, pinned
+    def __init__(self, plan: Plan, launch, out: np.ndarray, r0: int):
+        self.plan, self.launch, self.r0 = plan, launch, r0
         self.flat = out.reshape(-1)
         self.compute, self.copy = cuda.stream(), cuda.stream()
         self.next_compute = 0
         self.next_copy = 0
         self.retired = 0
-        self.placer = None if pinned else host_copy.Placer(out)
+        self.placer = host_copy.Placer(out)
         self.pending: deque = deque()
-        self.place_s = 0.0
-        self.wait_s = 0.0
 
     def _slot(self, k: int):
         p = self.plan
@@ -108,14 +92,11 @@ class Pipeline:
             if k >= p.slots:
                 p.copied[k - p.slots].wait(self.compute)
             a, b = p.blocks[k]
-            p.launched.append(cuda.event())
-            p.launched[k].record(self.compute)
             self.launch(a, b, self._slot(k), self.compute)
             p.computed.append(cuda.event())
             p.computed[k].record(self.compute)
             self.next_compute += 1
-        while self.next_copy < self.next_compute and (
-                self.pinned or self.next_copy < self.retired + len(p.stage)):
+        while self.next_copy < self.next_compute and self.next_copy < self.retired + len(p.stage):
             self._enqueue_copy(self.next_copy)
             self.next_copy += 1
 
@@ -124,22 +105,14 @@ class Pipeline:
         a, b = p.blocks[k]
         size = (b - a) * p.nc
         p.computed[k].wait(self.copy)
-        p.copy_start.append(cuda.event())
-        p.copy_start[k].record(self.copy)
-        if self.pinned:
-            dest = self.flat[(a - self.r0) * p.nc:(b - self.r0) * p.nc]
-        else:
-            dest = p.stage[k % len(p.stage)][:size]
-        self._slot(k).copy_to_host(dest, stream=self.copy)
+        self._slot(k).copy_to_host(p.stage[k % len(p.stage)][:size], stream=self.copy)
         p.copied.append(cuda.event())
         p.copied[k].record(self.copy)
 
     def retire(self, block: bool) -> None:
         """Finish the oldest host copies: all that are done, or (``block``) at least one."""
         while self.pending and (block or all(f.done() for f in self.pending[0])):
-            t0 = time.perf_counter()
             host_copy.wait(self.pending.popleft())
-            self.place_s += time.perf_counter() - t0
             self.retired += 1
             block = False
 
@@ -148,11 +121,7 @@ class Pipeline:
         while self.next_copy <= k:
             self.retire(block=True)
             self.pump()
-        t0 = time.perf_counter()
         self.plan.copied[k].synchronize()
-        self.wait_s += time.perf_counter() - t0
-        if self.pinned:
-            return
         p = self.plan
         a, b = p.blocks[k]
         src = p.stage[k % len(p.stage)][:(b - a) * p.nc]
@@ -170,27 +139,12 @@ class Pipeline:
             self.retire(block=True)
 
 
-def _event_sum(starts: list, ends: list) -> float:
-    if config.ENABLE_CUDASIM:
-        return 0.0
-    return sum(cuda.event_elapsed_time(s, e) for s, e in zip(starts, ends, strict=True)) / 1e3
-
-
-def dense_blocks(launch, r0: int, r1: int, nc: int, step: int, free_bytes: int, dtype,
-                 pinned: bool) -> np.ndarray:
+def dense_blocks(launch, r0: int, r1: int, nc: int, step: int, free_bytes: int,
+                 dtype) -> np.ndarray:
     """Rows ``r0:r1`` x ``nc`` choices; ``launch(a, b, out, stream)`` computes rows ``a:b``."""
-    t0 = time.perf_counter()
     dt = np.dtype(dtype)
-    nrows = r1 - r0
-    out = cuda.pinned_array((nrows, nc), dtype=dt) if pinned else np.empty((nrows, nc), dt)
-    if nrows <= 0 or nc == 0:
+    out = np.empty((max(r1 - r0, 0), nc), dt)
+    if r1 <= r0 or nc == 0:
         return out
-    plan = make_plan(r0, r1, nc, step, free_bytes, dt, pinned)
-    pipe = Pipeline(plan, launch, out, r0, pinned)
-    pipe.run()
-    LAST.clear()
-    LAST.update(kernel=_event_sum(plan.launched, plan.computed),
-                d2h=_event_sum(plan.copy_start, plan.copied), place=pipe.place_s,
-                wait=pipe.wait_s, blocks=len(plan.blocks), slots=plan.slots,
-                total=time.perf_counter() - t0)
+    Pipeline(make_plan(r0, r1, nc, step, free_bytes, dt), launch, out, r0).run()
     return out

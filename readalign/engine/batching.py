@@ -11,6 +11,7 @@ import logging
 
 import numpy as np
 
+from ..kernels.cpu import untraced_spans
 from ..kernels.quadrant import FAST_PATH_MAX
 from ..kernels.words import pairwise_long
 from ..runtime import backends, hostkernels
@@ -117,13 +118,15 @@ def _bit_parallel(job: Job) -> bool:
 def _long_distances(q: Packed, t: Packed, idx: np.ndarray, job: Job, k: int,
                     threads: int | None) -> BatchResult:
     """Distances of long pairs, bit-parallel (linear memory; :func:`kernels.words.myers_blocks`)."""
-    d = np.empty(idx.shape[0], np.int32)
-    pairwise_long(q.data, q.offsets, t.data, t.offsets, idx, job.max_distance, d)
-    ok = (job.max_distance < 0) | (d <= job.max_distance)
-    dist = np.where(ok, d, -1).astype(np.int32)
-    return BatchResult(dist, np.where(ok, 0, -1).astype(np.int64),
-                       np.where(ok, t.lengths[idx], -1).astype(np.int64),
-                       np.zeros(idx.shape[0], np.int64), [])
+    count = idx.shape[0]
+    dist = np.empty(count, np.int32)
+    pairwise_long(q.data, q.offsets, t.data, t.offsets, idx, job.max_distance, dist)
+    if job.max_distance >= 0:
+        dist[dist > job.max_distance] = -1
+    res = BatchResult(dist, np.empty(count, np.int64), np.empty(count, np.int64),
+                      np.zeros(count, np.int64), [])
+    untraced_spans(dist, t.lengths[idx], job.infix, res.ref_start, res.ref_end)
+    return res
 
 
 def align_packed(q: Packed, t: Packed, job: Job, backend: str = "auto",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from ..kernels.cpu import align_chunks
+from ..runtime.backends import cpu_threads
 from .job import BatchResult, gather_slices, slot_capacity
 from .packing import Packed
 
@@ -14,11 +15,8 @@ CHUNKS_PER_THREAD = 8
 def align_batch(q: Packed, t: Packed, idx: np.ndarray, job, k: int,
                 threads: int | None) -> BatchResult:
     """Align the pairs ``idx`` (length-sorted) on every core; results in ``idx`` order."""
-    from ..kernels.cpu import align_chunks
-
     count = idx.shape[0]
-    use = numba.get_num_threads() if threads is None else max(
-        1, min(int(threads), numba.config.NUMBA_NUM_THREADS))
+    use = cpu_threads(threads)
     nchunks = max(1, min(count, use * CHUNKS_PER_THREAD))
     bounds = np.linspace(0, count, nchunks + 1).astype(np.int64)
     m = q.lengths[idx]

@@ -42,6 +42,16 @@ class Packed:
         return self.offsets.shape[0] - 1
 
 
+def take(p: Packed, idx: np.ndarray) -> Packed:
+    """The sequences ``idx`` of ``p`` as a new packed list."""
+    lengths = p.lengths[idx]
+    offsets = np.zeros(idx.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    data = np.zeros(int(offsets[-1]) + 1, dtype=p.data.dtype)
+    data[:-1] = hostkernels.gather(p.data, p.offsets[idx], lengths, offsets)
+    return Packed(data, offsets)
+
+
 def _as_list(seqs: object, what: str) -> Sequence:
     if isinstance(seqs, (str, bytes)):
         raise TypeError(f"{what}: expected a sequence of strings, got a single {type(seqs).__name__}")

@@ -6,6 +6,8 @@ import logging
 import os
 from functools import lru_cache
 
+import numba
+
 from ..errors import BackendUnavailableError
 from ..kernels.simulator import simulated
 
@@ -21,6 +23,13 @@ def usable_cpus() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # no affinity call on this platform (macOS, Windows)
         return os.cpu_count() or 1
+
+
+def cpu_threads(threads: int | None) -> int:
+    """Threads a CPU run uses: ``threads`` capped at numba's pool, or all of the pool's."""
+    if threads is None:
+        return numba.get_num_threads()
+    return max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))
 
 
 def cuda_status() -> tuple[bool, str]:

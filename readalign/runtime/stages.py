@@ -16,12 +16,14 @@ from typing import Any
 
 import numba
 
+from .backends import cpu_threads
+
 _POLL = 0.1
 
 
 def numba_threads(n: int) -> None:
     """Use ``n`` threads (at most numba's pool) for this thread's parallel regions."""
-    numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
+    numba.set_num_threads(cpu_threads(n))
 
 
 def concurrent_launches_ok() -> bool:
