@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import pysam
 import pytest
 
@@ -114,3 +117,16 @@ def test_plain_gzip_reference_is_refused(tmp_path):
     r.ensure([0])
     assert bytes(r.flat[:4]) == b"ACGT"
 
+
+
+def test_one_format_rule_for_the_command_and_the_workflow(tmp_path):
+    """`.tab` is TSV for `readalign align` and the workflow's scatter step alike."""
+    spec = importlib.util.spec_from_file_location(
+        "scatter", Path(__file__).parents[1] / "workflow" / "scripts" / "scatter.py")
+    scatter = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scatter)
+    for name, want in (("c.tab", "tsv"), ("c.txt.gz", "tsv"), ("c.paf", "paf"), ("c.bam", "bam")):
+        assert detect_format(str(tmp_path / name)) == want
+        assert scatter.candidates_format(str(tmp_path / name)) == want
+    with pytest.raises(scatter.ScatterError, match="cannot tell the candidate format"):
+        scatter.candidates_format(str(tmp_path / "c.xyz"))

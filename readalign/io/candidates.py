@@ -74,8 +74,13 @@ class CandidateChunk:
                                 for f in ("contig", "start", "end", "strand", "line")))
 
 
+EXTENSIONS = {"paf": "paf", "tsv": "tsv", "txt": "tsv", "tab": "tsv", "sam": "sam", "bam": "bam"}
+"""Candidate formats by file extension (after an optional ``.gz``): the one rule, which the
+workflow's scatter step and its chunk names use too."""
+
+
 def detect_format(path: str, override: str | None = None) -> str:
-    """The candidate format: ``override`` if given, else from the extension."""
+    """The candidate format: ``override`` if given, else from the extension (:data:`EXTENSIONS`)."""
     if override:
         if override not in FORMATS:
             raise InputError(f"--candidates-format must be one of {', '.join(FORMATS)}")
@@ -84,7 +89,7 @@ def detect_format(path: str, override: str | None = None) -> str:
     if name.endswith(".gz"):
         name = name[:-3]
     ext = name.rsplit(".", 1)[-1] if "." in name else ""
-    fmt = {"paf": "paf", "tsv": "tsv", "txt": "tsv", "sam": "sam", "bam": "bam"}.get(ext)
+    fmt = EXTENSIONS.get(ext)
     if fmt is None:
         raise InputError(f"{display(path)}: cannot tell the candidate format from the extension "
                          f"'.{ext}'; use --candidates-format {{{','.join(FORMATS)}}}")

@@ -3,6 +3,9 @@
 import os
 import shutil
 
+from readalign.errors import InputError
+from readalign.io.candidates import detect_format
+
 
 OUT = config.get("outdir", "results")
 NAME = config.get("name", "readalign")
@@ -39,11 +42,11 @@ def reads_suffix(path):
 
 
 def candidates_suffix(path, fmt):
-    """File name suffix of the candidate chunks (their format decides how readalign reads them)."""
-    if fmt and fmt != "auto":
-        return fmt
-    ext = _bare(path)
-    return {"txt": "tsv", "tab": "tsv"}.get(ext, ext)
+    """File name suffix of the candidate chunks: their format, by readalign's own rule."""
+    try:
+        return detect_format(path, None if fmt in (None, "", "auto") else fmt)
+    except InputError as exc:
+        raise ValueError(f"config key 'candidates': {exc} (or set 'candidates_format')") from None
 
 
 USE_MINIMAP2 = use_minimap2()

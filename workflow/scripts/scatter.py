@@ -31,6 +31,9 @@ from typing import IO
 
 import pysam
 
+from readalign.errors import InputError
+from readalign.io.candidates import detect_format
+
 TEXT_FORMATS = ("paf", "tsv")
 ALIGNMENT_FORMATS = ("sam", "bam")
 
@@ -44,20 +47,11 @@ def _strip_gz(path: str) -> str:
 
 
 def candidates_format(path: str, fmt: str | None = "auto") -> str:
-    """The candidates format: *fmt* unless it is ``auto``, else guessed from the file name."""
-    if fmt and fmt != "auto":
-        if fmt not in TEXT_FORMATS + ALIGNMENT_FORMATS:
-            raise ScatterError(f"unknown candidates format {fmt!r}")
-        return fmt
-    ext = os.path.splitext(_strip_gz(path))[1].lower().lstrip(".")
-    if ext in ("paf",):
-        return "paf"
-    if ext in ("tsv", "txt", "tab"):
-        return "tsv"
-    if ext in ("sam", "bam"):
-        return ext
-    raise ScatterError(f"{path}: cannot tell the candidates format from the file name; "
-                       "pass it explicitly (paf, tsv, sam or bam)")
+    """The candidates format: *fmt* unless it is ``auto``, else readalign's rule for the name."""
+    try:
+        return detect_format(path, None if fmt in (None, "", "auto") else fmt)
+    except InputError as exc:
+        raise ScatterError(str(exc)) from None
 
 
 def _is_bam_reads(path: str) -> bool:
