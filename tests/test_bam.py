@@ -7,7 +7,9 @@ import pysam
 import pytest
 
 from readalign.errors import InputError
-from readalign.pipeline.bam import _htslib, deflate_library, parse_rg, reg2bin
+from readalign.pipeline.bgzf import _htslib, deflate_library
+from readalign.pipeline.header import parse_rg
+from readalign.pipeline.records import reg2bin
 from readalign.pipeline.select import select_best
 from readalign.pipeline.stage import Options, run
 

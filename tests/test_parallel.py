@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import gzip
+import os
 
 import numpy as np
+import pysam
 import pytest
 
-from readalign.engine.packing import DNA_CODES
-from readalign.pipeline.bam import COMP16, NT16, _record, pack_records
-from readalign.pipeline.select import read_bounds, select_best
+from readalign.engine.packing import Packed
+from readalign.engine.result import AlignResult
+from readalign.io.reads import ReadBatch
+from readalign.io.reference import Reference
+from readalign.pipeline.bgzf import BgzfWriter
+from readalign.pipeline.header import header_bytes, header_text
+from readalign.pipeline.pairs import Pairs
+from readalign.pipeline.records import pack_records
+from readalign.pipeline.select import choose
 from readalign.runtime.stages import Consumer, prefetch
 
 
@@ -52,46 +60,108 @@ def _batch(rng, nreads):
                 ref=ref, contig_off=np.array([0, 5000], np.int64))
 
 
-def _serial(b, has_qual, secondary, rg, valid, best, second, mapq, lo, hi):
-    """The records one by one, in order, with the same per-record writer."""
-    out = np.zeros(1 << 22, np.uint8)
-    o = 0
-    args = (b["names"], b["name_off"], b["seq"], b["seq_off"], b["qual"], has_qual, b["q"],
-            b["q_off"], b["contig"], b["strand"], b["win"], b["dist"], b["ref_start"],
-            b["ref_end"], b["ops"], b["op_off"], b["ref"], DNA_CODES, b["contig_off"], NT16,
-            COMP16, rg)
-    for r in range(len(best)):
-        if best[r] < 0:
-            o = _record(out, o, r, -1, 4, 0, -1, *args)
-            continue
-        o = _record(out, o, r, best[r], 16 * int(b["strand"][best[r]]), mapq[r], second[r],
-                    *args)
-        for p in range(lo[r], hi[r]) if secondary else ():
-            if valid[p] and p != best[r]:
-                o = _record(out, o, r, p, 256 | 16 * int(b["strand"][p]), 0, -1, *args)
-    return out[:o].tobytes()
+_IUPAC = "=ACMGRSVTWYHKDBN"
+_COMPLEMENT = str.maketrans("ACGTNRacgt", "TGCANYTGCA")
 
 
-@pytest.mark.parametrize("secondary, has_qual, rg", [(False, True, b""), (True, True, b"g1"),
-                                                      (True, False, b"")])
-def test_parallel_packer_matches_serial_layout(secondary, has_qual, rg):
-    rng = np.random.default_rng(7)
-    b = _batch(rng, 700)
-    n = len(b["name_off"]) - 1
-    valid, best, second, mapq = select_best(n, b["read"], b["dist"], b["ref_start"],
-                                            b["ref_end"], b["contig"], b["strand"], b["win"])
-    lo, hi = read_bounds(n, b["read"])
-    rga = np.frombuffer(rg, np.uint8)
-    buf, nrec, nsec = pack_records(
-        b["names"], b["name_off"], b["seq"], b["seq_off"], b["qual"], has_qual, b["q"],
-        b["q_off"], lo, hi, b["contig"], b["strand"], b["win"], b["dist"], b["ref_start"],
-        b["ref_end"], b["ops"], b["op_off"], valid, best, second, mapq, secondary, b["ref"],
-        DNA_CODES, b["contig_off"], NT16, COMP16, rga)
-    assert buf.tobytes() == _serial(b, has_qual, secondary, rga, valid, best, second, mapq,
-                                    lo, hi)
-    expect_sec = int(sum(valid[lo[r]:hi[r]].sum() - 1 for r in range(n) if best[r] >= 0))
-    assert nsec == (expect_sec if secondary else 0)
-    assert nrec == n + nsec
+def _objects(b, has_qual: bool, tmp_path):
+    """The batch as the stage's own types (reads, pairs, results, a real FASTA reference)."""
+    fasta = tmp_path / "ref.fa"
+    fasta.write_bytes(b">chr1\n" + b["ref"].tobytes() + b"\n")
+    batch = ReadBatch(b["names"], b["name_off"], b["seq"], b["seq_off"],
+                      b["qual"] if has_qual else None, 0)
+    pairs = Pairs(b["read"], b["contig"], b["strand"], b["win"], Packed(b["q"], b["q_off"]),
+                  Packed(b["q"], b["q_off"]))
+    res = AlignResult(b["dist"], b["ref_start"], b["ref_end"], b["ops"], b["op_off"], "infix",
+                      "cpu")
+    ref = Reference(str(fasta))
+    ref.ensure(np.zeros(1, np.int64))
+    return batch, pairs, res, ref
+
+
+def _nm_md(q: np.ndarray, ref: bytes, pos: int, cigar: list) -> tuple[int, str]:
+    """NM and MD recomputed from the CIGAR: read codes 0-3 match ACGT; N never matches."""
+    nm, run, md, qi = 0, 0, "", 0
+    for op, n in cigar:
+        if op == 0:
+            for k in range(n):
+                base = chr(ref[pos + k])
+                if int(q[qi + k]) < 4 and "ACGT"[int(q[qi + k])] == base.upper():
+                    run += 1
+                else:
+                    md, run, nm = md + f"{run}{base}", 0, nm + 1
+            qi, pos = qi + n, pos + n
+        elif op == 1:
+            qi, nm = qi + n, nm + n
+        else:
+            md, run, nm = md + f"{run}^" + ref[pos:pos + n].decode(), 0, nm + n
+            pos += n
+    return nm, md + str(run)
+
+
+def _expected(b, sel, has_qual: bool, secondary: bool, rg: str):
+    """Every record the batch should produce, in order, from first principles."""
+    names = b["names"].tobytes().decode()
+    ref = b["ref"].tobytes()
+    for r in range(len(b["name_off"]) - 1):
+        name = names[b["name_off"][r]:b["name_off"][r + 1]]
+        seq = b["seq"][b["seq_off"][r]:b["seq_off"][r + 1]].tobytes().decode().upper()
+        qual = list(b["qual"][b["seq_off"][r]:b["seq_off"][r + 1]] - 33) if has_qual else None
+        best = int(sel.best[r])
+        picks = [best] + [p for p in range(sel.lo[r], sel.hi[r])
+                          if secondary and best >= 0 and p != best and sel.valid[p]]
+        for p in picks:
+            rec = {"name": name, "seq": seq, "qual": qual, "rg": rg}
+            if p < 0:
+                rec.update(flag=4, pos=-1, cigar=None, mapq=0, tags={})
+                yield rec
+                continue
+            rev = bool(b["strand"][p])
+            cigar = [(int(o) & 15, int(o) >> 4) for o in b["ops"][b["op_off"][p]:b["op_off"][p + 1]]]
+            pos = int(b["win"][p] + b["ref_start"][p])
+            q = b["q"][b["q_off"][p]:b["q_off"][p + 1]]
+            nm, md = _nm_md(q, ref, pos, cigar)
+            tags = {"NM": nm, "MD": md, "AS": -int(b["dist"][p])}
+            if p == best and sel.second[r] >= 0:
+                tags["XS"] = -int(sel.second[r])
+            rec.update(flag=(16 if rev else 0) | (0 if p == best else 256), pos=pos, cigar=cigar,
+                       mapq=int(sel.mapq[r]) if p == best else 0, tags=tags)
+            if rev:
+                rec["seq"] = seq.translate(_COMPLEMENT)[::-1]
+                rec["qual"] = qual[::-1] if qual is not None else None
+            yield rec
+
+
+@pytest.mark.parametrize("secondary, has_qual, rg", [(False, True, ""), (True, True, "g1"),
+                                                      (True, False, "")])
+def test_packed_records_read_back_as_expected(secondary, has_qual, rg, tmp_path):
+    """The parallel packer's records, read back by htslib, against fields computed in Python."""
+    b = _batch(np.random.default_rng(7), 700)
+    batch, pairs, res, ref = _objects(b, has_qual, tmp_path)
+    sel = choose(len(batch), pairs, res)
+    buf, nrec, nsec = pack_records(batch, pairs, res, sel, ref, secondary,
+                                   np.frombuffer(rg.encode(), np.uint8))
+    out = tmp_path / "out.bam"
+    writer = BgzfWriter(os.open(out, os.O_WRONLY | os.O_CREAT, 0o644), str(out), 1)
+    rg_line = f"@RG\tID:{rg}" if rg else None
+    writer.write(header_bytes(header_text(["chr1"], [5000], "0", "test", rg_line), ["chr1"],
+                              np.array([5000])))
+    writer.write(buf)
+    writer.close()
+    want = list(_expected(b, sel, has_qual, secondary, rg))
+    with pysam.AlignmentFile(str(out), "rb") as fh:
+        got = list(fh)
+    assert len(got) == len(want) == nrec
+    assert nsec == sum(1 for w in want if w["flag"] & 256)
+    assert secondary or nsec == 0
+    for g, w in zip(got, want, strict=True):
+        assert (g.query_name, g.flag, g.reference_start, g.cigartuples, g.mapping_quality) == \
+            (w["name"], w["flag"], w["pos"], w["cigar"], w["mapq"])
+        assert g.query_sequence == "".join(_IUPAC[_IUPAC.index(c)] for c in w["seq"])
+        assert (list(g.query_qualities) if g.query_qualities is not None else None) == w["qual"]
+        tags = dict(g.get_tags())
+        assert tags.pop("RG", "") == w["rg"]
+        assert tags == w["tags"]
 
 
 def test_records_identical_whatever_threads_and_batches(tmp_path):

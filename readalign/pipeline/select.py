@@ -14,8 +14,13 @@ alignment: it is treated as if the candidate failed.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit, prange
+
+from ..engine.result import AlignResult
+from .pairs import Pairs
 
 MAPQ_MAX = 60
 MAPQ_PER_EDIT = 10
@@ -88,3 +93,23 @@ def select_best(nreads, read, dist, ref_start, ref_end, contig, strand, win_star
         else:
             mapq[r] = min(MAPQ_MAX, MAPQ_PER_EDIT * (d2 - dist[b]))
     return valid, best, second, mapq
+
+
+class Selection(NamedTuple):
+    """The choice for each read of a batch, and where its pairs lie."""
+
+    valid: np.ndarray  # bool per pair: aligned, and not a duplicate of an earlier candidate
+    best: np.ndarray  # int64 per read: its primary pair, -1 when unaligned
+    second: np.ndarray  # int32 per read: the second-best distance, -1 when none
+    mapq: np.ndarray  # uint8 per read
+    lo: np.ndarray  # int64 per read: its first pair
+    hi: np.ndarray  # int64 per read: one past its last pair
+
+
+def choose(nreads: int, pairs: Pairs, res: AlignResult) -> Selection:
+    """Primary, second best and MAPQ of every read of a batch."""
+    valid, best, second, mapq = select_best(nreads, pairs.read, res.distance, res.ref_start,
+                                            res.ref_end, pairs.contig, pairs.strand,
+                                            pairs.win_start)
+    lo, hi = read_bounds(nreads, pairs.read)
+    return Selection(valid, best, second, mapq, lo, hi)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..engine.batching import DEFAULT_K, align_with
 from ..engine.job import Job
-from ..engine.packing import DNA_CODES, N_CODE, Packed
+from ..engine.packing import N_CODE, Packed
 from ..engine.result import AlignResult
 from ..errors import InputError
 from ..io._text import display
@@ -37,9 +37,12 @@ from ..runtime import backends
 from ..runtime.outfiles import write_bytes
 from ..runtime.progress import Progress
 from ..runtime.stages import Consumer, Inline, concurrent_launches_ok, numba_threads, prefetch
-from .bam import COMP16, NT16, Output, deflate_library, header_bytes, header_text, pack_records, parse_rg
+from .bgzf import deflate_library
+from .header import header_bytes, header_text, parse_rg
+from .output import Output
 from .pairs import DEFAULT_BATCH, DEFAULT_PAD, Pairs, build_pairs, find_name, match_reads, repeated_names
-from .select import read_bounds, select_best
+from .records import pack_records
+from .select import choose
 
 log = logging.getLogger("readalign")
 
@@ -265,25 +268,16 @@ def assemble(work: Work, ref: Reference, opts: Options, summary: Summary,
     """Best candidate per read, MAPQ, and the batch's BAM records (stage assemble)."""
     batch, pairs, res = work.batch, work.pairs, work.res
     n = len(batch)
-    valid, best, second, mapq = select_best(n, pairs.read, res.distance, res.ref_start,
-                                            res.ref_end, pairs.contig, pairs.strand,
-                                            pairs.win_start)
-    lo, hi = read_bounds(n, pairs.read)
-    qual = batch.qual if batch.qual is not None else np.zeros(0, np.uint8)
-    buf, nrec, nsec = pack_records(
-        batch.names, batch.name_off, batch.seq, batch.seq_off, qual, batch.qual is not None,
-        pairs.q.data, pairs.q.offsets, lo, hi, pairs.contig, pairs.strand,
-        pairs.win_start, res.distance, res.ref_start, res.ref_end, res.cigar_ops,
-        res.cigar_offsets, valid, best, second, mapq, opts.secondary, ref.flat, DNA_CODES,
-        ref.offsets, NT16, COMP16, rg_id)
-    aligned = int((best >= 0).sum())
+    sel = choose(n, pairs, res)
+    buf, nrec, nsec = pack_records(batch, pairs, res, sel, ref, opts.secondary, rg_id)
+    aligned = int((sel.best >= 0).sum())
     summary.reads_in += n
     summary.aligned += aligned
     summary.unaligned += n - aligned
     summary.secondary += int(nsec)
     summary.records += int(nrec)
     summary.pairs += len(pairs)
-    summary.pairs_aligned += int(valid.sum())
+    summary.pairs_aligned += int(sel.valid.sum())
     return buf
 
 

@@ -1,0 +1,105 @@
+"""htslib's threaded BGZF writer, called through ``ctypes`` on the htslib that pysam ships.
+
+``bgzf_write`` copies into 64 KiB blocks and returns; htslib's thread pool
+compresses them. A failed write is reported once, by readalign, with the OS's
+reason (htslib's own log is silenced).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import functools
+import os
+
+import numpy as np
+
+from ..runtime.outfiles import probe_write_error
+
+HTS_FEATURE_LIBDEFLATE = 1 << 20
+"""htslib's ``hts_features()`` bit for a build that deflates with libdeflate."""
+
+
+@functools.cache
+def _htslib() -> ctypes.CDLL:
+    from pysam import libchtslib
+
+    lib = ctypes.CDLL(libchtslib.__file__)
+    lib.bgzf_dopen.restype = ctypes.c_void_p
+    lib.bgzf_dopen.argtypes = [ctypes.c_int, ctypes.c_char_p]
+    lib.hts_set_log_level.restype = None
+    lib.hts_set_log_level.argtypes = [ctypes.c_int]
+    lib.hts_set_log_level(0)  # failures are reported once, by readalign, naming the file
+    lib.bgzf_mt.restype = ctypes.c_int
+    lib.bgzf_mt.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+    lib.bgzf_write.restype = ctypes.c_ssize_t
+    lib.bgzf_write.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    lib.bgzf_close.restype = ctypes.c_int
+    lib.bgzf_close.argtypes = [ctypes.c_void_p]
+    lib.hts_features.restype = ctypes.c_uint
+    lib.hts_features.argtypes = []
+    return lib
+
+
+def deflate_library() -> str:
+    """What pysam's htslib compresses BGZF blocks with: ``"libdeflate"`` or ``"zlib"``.
+
+    BGZF compression is the costliest part of writing a BAM, and libdeflate
+    does it 2-3x faster than zlib; PyPI's pysam wheels use zlib.
+    """
+    return "libdeflate" if _htslib().hts_features() & HTS_FEATURE_LIBDEFLATE else "zlib"
+
+
+class BgzfWriter:
+    """htslib's BGZF writer with its compression thread pool, on a descriptor we opened.
+
+    ``fd`` is handed over (htslib closes it). A failed write or close raises
+    the OS's reason for ``name`` (``no space left on device``, a closed pipe),
+    found by :func:`probe_write_error` on a descriptor kept for that.
+    """
+
+    def __init__(self, fd: int, name: str, threads: int, level: int | None = None) -> None:
+        self._lib = _htslib()
+        self.name = name
+        mode = b"wb" + (str(level).encode() if level is not None else b"")
+        self._probe = os.dup(fd)
+        self._fp = self._lib.bgzf_dopen(fd, mode)
+        if not self._fp:
+            os.close(fd)
+            raise self._failure()
+        # htslib queues blocks for its pool (n_sub_blks is advisory in htslib >= 1.4):
+        # bgzf_write copies into 64 KiB blocks and returns; compression runs on the pool
+        if threads > 1 and self._lib.bgzf_mt(self._fp, threads, 256) != 0:
+            self.abandon()
+            raise OSError("htslib could not start its BGZF thread pool")
+
+    def _failure(self) -> OSError:
+        exc = probe_write_error(self._probe, self.name)
+        self._close_probe()
+        return exc
+
+    def _close_probe(self) -> None:
+        if self._probe >= 0:
+            fd, self._probe = self._probe, -1
+            os.close(fd)
+
+    def write(self, data: bytes | np.ndarray) -> None:
+        """Append raw bytes (BAM header or records)."""
+        arr = np.frombuffer(data, np.uint8) if isinstance(data, bytes) else data
+        n = arr.shape[0]
+        if n and self._lib.bgzf_write(self._fp, arr.ctypes.data, n) != n:
+            raise self._failure()
+
+    def close(self) -> None:
+        """Flush, write the EOF block and close."""
+        if self._fp:
+            fp, self._fp = self._fp, None
+            if self._lib.bgzf_close(fp) != 0:
+                raise self._failure()
+        self._close_probe()
+
+    def abandon(self) -> None:
+        """Close after a failure, whatever htslib says (the caller removes the file)."""
+        with contextlib.suppress(OSError):
+            self.close()
+        self._close_probe()
