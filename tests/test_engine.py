@@ -258,7 +258,7 @@ def test_in_order_pieces_are_concatenated():
 
 
 def test_copy_into_spans_several_blocks():
-    from readalign.runtime.hostkernels import COPY_BLOCK, copy_into
+    from readalign.runtime.host_copy import COPY_BLOCK, copy_into
 
     src = np.arange(2 * COPY_BLOCK + 5, dtype=np.uint32)
     dst = np.zeros(src.shape[0] + 10, np.uint32)

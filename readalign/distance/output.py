@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 from numpy.lib import format as npformat
 
-from ..runtime.hostkernels import write_decimal
+from ..runtime.decimal import write_decimal
 
 TRIPLE_FIELDS = ("i", "j", "distance")
 

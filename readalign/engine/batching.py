@@ -14,10 +14,11 @@ import numpy as np
 from ..kernels.cpu import untraced_spans
 from ..kernels.quadrant import FAST_PATH_MAX
 from ..kernels.words import pairwise_long
-from ..runtime import backends, hostkernels
+from ..runtime import backends, host_copy
 from ..runtime.timing import stage
-from . import cpu
+from . import cpu, flatseq
 from .job import BatchResult, Job, check_counts
+from .order import budget_bounds, counting_order, is_range, is_sorted_pairs, partition_long, scatter_results
 from .packing import Packed
 from .result import AlignResult
 
@@ -67,11 +68,11 @@ def length_order(m: np.ndarray, n: np.ndarray) -> np.ndarray:
     Input order is kept when it is already sorted or when nearly all lengths
     are within a narrow band (:func:`narrow_lengths`).
     """
-    if m.shape[0] == 0 or narrow_lengths(m, n) or hostkernels.is_sorted_pairs(m, n):
+    if m.shape[0] == 0 or narrow_lengths(m, n) or is_sorted_pairs(m, n):
         return np.arange(m.shape[0], dtype=np.int64)
     span = int(n.max()) + 1
     if (int(m.max()) + 1) * span <= COUNTING_SORT_KEYS:
-        return hostkernels.counting_order(m, n, span)
+        return counting_order(m, n, span)
     return np.lexsort((n, m)).astype(np.int64)
 
 
@@ -79,7 +80,7 @@ def _in_input_order(pieces: list, npairs: int) -> bool:
     """True when the pieces' pair indices, one after another, are ``0, 1, ..., npairs-1``."""
     start = 0
     for idx, _runs in pieces:
-        if not hostkernels.is_range(idx, start):
+        if not is_range(idx, start):
             return False
         start += idx.shape[0]
     return start == npairs
@@ -94,11 +95,11 @@ def _place_ops(pieces: list, n_ops: np.ndarray, offsets: np.ndarray, npairs: int
     if in_order:
         pos = 0
         for _idx, runs in pieces:  # np.concatenate would copy on one core, holding the GIL
-            hostkernels.copy_into(ops, pos, runs)
+            host_copy.copy_into(ops, pos, runs)
             pos += runs.shape[0]
         return ops
     for idx, batch_ops in pieces:
-        hostkernels.scatter(batch_ops, n_ops[idx], offsets[idx], ops)
+        flatseq.scatter(batch_ops, n_ops[idx], offsets[idx], ops)
     return ops
 
 
@@ -148,7 +149,7 @@ def align_with(q: Packed, t: Packed, job: Job, name: str, threads: int | None = 
     pieces: list[tuple[np.ndarray, np.ndarray]] = []
     with stage("sort by length", npairs):
         order = length_order(m, n)
-    short, long = hostkernels.partition_long(order, m, n, LONG_PAIR)
+    short, long = partition_long(order, m, n, LONG_PAIR)
     if name == "cuda" and long.shape[0]:
         log.info("%d pair(s) longer than %d bases take the long path on the CPU",
                  long.shape[0], LONG_PAIR)
@@ -156,16 +157,16 @@ def align_with(q: Packed, t: Packed, job: Job, name: str, threads: int | None = 
         if group.shape[0] == 0:
             continue
         run = _long_distances if group is long and _bit_parallel(job) else _runner(where)
-        bounds = hostkernels.budget_bounds(group, m, n, BATCH_CELLS[where], 1 << 24)
+        bounds = budget_bounds(group, m, n, BATCH_CELLS[where], 1 << 24)
         for lo, hi in zip(bounds[:-1], bounds[1:]):
             idx = group[lo:hi]
             with stage(f"align batch ({where})", idx.shape[0]):
                 res = run(q, t, idx, job, k, threads)
             with stage("results to input order", idx.shape[0]):
-                if idx.shape[0] == npairs and hostkernels.is_range(idx, 0):
+                if idx.shape[0] == npairs and is_range(idx, 0):
                     dist, ref_start, ref_end, n_ops = res.dist, res.ref_start, res.ref_end, res.n_ops
                 else:
-                    hostkernels.scatter_results(idx, res.dist, res.ref_start, res.ref_end,
+                    scatter_results(idx, res.dist, res.ref_start, res.ref_end,
                                                 res.n_ops, dist, ref_start, ref_end, n_ops)
             if job.with_cigar:
                 pieces.extend((idx[lo:hi], runs) for lo, hi, runs in res.ops)

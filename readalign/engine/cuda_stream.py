@@ -28,9 +28,9 @@ from numba import cuda
 
 from ..kernels.cuda import translate_codes
 from ..kernels.simulator import simulated
-from ..runtime import hostkernels
 from ..runtime.gpu_memory import DevicePool, pinned
 from ..runtime.timing import Tally
+from . import flatseq
 from .cuda import device_batches, launch_forward, launch_traceback
 from .job import BatchResult
 from .packing import DNA_CODES, GridPacked, Packed
@@ -132,14 +132,14 @@ def _translate_on_device(src) -> bool:
 def _stage_one(src, idx: np.ndarray, c: _Chunk, slot: _Slot, name: str) -> tuple:
     """Gather one side's sequences of chunk ``c`` into pinned buffers: (codes, offsets, raw)."""
     off = slot.host(name + "_off", c.count + 1, np.int64)
-    total = int(hostkernels.chunk_offsets(src.lengths, idx, c.lo, c.hi, off))
+    total = int(flatseq.chunk_offsets(src.lengths, idx, c.lo, c.hi, off))
     codes = slot.host(name, total + 1, _code_dtype(src))
     raw = _translate_on_device(src)
     if isinstance(src, GridPacked):
         use = src.table is not None and not raw
-        hostkernels.stage_grid(src.grid, idx, c.lo, off, src.table if use else DNA_CODES, use, codes)
+        flatseq.stage_grid(src.grid, idx, c.lo, off, src.table if use else DNA_CODES, use, codes)
     else:
-        hostkernels.stage_flat(src.data, src.offsets, idx, c.lo, off, codes)
+        flatseq.stage_flat(src.data, src.offsets, idx, c.lo, off, codes)
     return codes, off, raw
 
 
@@ -185,7 +185,7 @@ def _traceback(c: _Chunk, slot: _Slot, job, k: int, tl: _Timeline) -> None:
         return
     n = c.count
     out_off = slot.host("out_off", n, np.int64)
-    c.total_ops = int(hostkernels.cigar_slots(slot.host("dist", n, np.int32), out_off))
+    c.total_ops = int(flatseq.cigar_slots(slot.host("dist", n, np.int32), out_off))
     tl.mark(c, slot, "traceback start")
     ops, nops = launch_traceback(slot.dev, c.seqs, job, k, c.bufs, out_off, c.total_ops)
     tl.mark(c, slot, "traceback done")
@@ -213,7 +213,7 @@ def _collect(c: _Chunk, slot: _Slot, job, res: BatchResult, ops: list) -> None:
     out_offsets = np.empty(n + 1, dtype=np.int64)
     out_offsets[0] = 0
     np.cumsum(counts, out=out_offsets[1:])
-    runs = hostkernels.gather(slot.host("ops", c.total_ops, np.uint32),
+    runs = flatseq.gather(slot.host("ops", c.total_ops, np.uint32),
                               slot.host("out_off", n, np.int64), counts, out_offsets)
     ops.append((c.lo, c.hi, runs))
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..runtime import hostkernels
+from . import flatseq
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def gather_slices(arr: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np
     counts = np.asarray(counts, dtype=np.int64)
     out_offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=out_offsets[1:])
-    return hostkernels.gather(arr, np.asarray(starts, dtype=np.int64), counts, out_offsets)
+    return flatseq.gather(arr, np.asarray(starts, dtype=np.int64), counts, out_offsets)
 
 
 def check_counts(q, t) -> None:

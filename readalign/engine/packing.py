@@ -13,7 +13,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..runtime import hostkernels
+from . import flatseq
 
 N_CODE = 4
 """DNA code of N (and of every non-ACGT symbol); it never matches."""
@@ -48,7 +48,7 @@ def take(p: Packed, idx: np.ndarray) -> Packed:
     offsets = np.zeros(idx.shape[0] + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     data = np.zeros(int(offsets[-1]) + 1, dtype=p.data.dtype)
-    data[:-1] = hostkernels.gather(p.data, p.offsets[idx], lengths, offsets)
+    data[:-1] = flatseq.gather(p.data, p.offsets[idx], lengths, offsets)
     return Packed(data, offsets)
 
 
@@ -114,7 +114,7 @@ class GridPacked:
         self.grid = _grid(arr)
         self.table = table
         width = arr.dtype.itemsize
-        self.lengths = (hostkernels.fixed_width_lengths(self.grid) if width
+        self.lengths = (flatseq.fixed_width_lengths(self.grid) if width
                         else np.zeros(arr.shape[0], np.int64))
         self.offsets = np.empty(arr.shape[0] + 1, dtype=np.int64)
         self.offsets[0] = 0
@@ -131,7 +131,7 @@ class GridPacked:
         use = self.table is not None
         data = np.empty(self.offsets[-1] + 1, dtype=self.code_dtype)
         rows = np.arange(len(self), dtype=np.int64)
-        hostkernels.stage_grid(self.grid, rows, 0, self.offsets, self.table if use else DNA_CODES, use,
+        flatseq.stage_grid(self.grid, rows, 0, self.offsets, self.table if use else DNA_CODES, use,
                                data)
         return data
 
@@ -162,7 +162,7 @@ def pack_dna(seqs: object, what: str = "sequences", lazy: bool = False) -> Packe
         raw = "".join(seqs).encode("latin-1", errors="replace")
     else:
         raw = b"".join(seqs)
-    flat = hostkernels.translate(np.frombuffer(raw, dtype=np.uint8), DNA_CODES)
+    flat = flatseq.translate(np.frombuffer(raw, dtype=np.uint8), DNA_CODES)
     return Packed(_with_pad(flat), _lengths(seqs))
 
 

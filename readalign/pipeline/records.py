@@ -15,7 +15,7 @@ from ..engine.packing import DNA_CODES
 from ..engine.result import AlignResult
 from ..io.reads import ReadBatch
 from ..io.reference import Reference
-from ..runtime.hostkernels import decimal_digits, write_decimal
+from ..runtime.decimal import decimal_digits, write_decimal
 from .pairs import Pairs
 from .select import Selection
 

@@ -8,27 +8,45 @@ so no two threads fault the same page.
 """
 from __future__ import annotations
 
-import os
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-from .hostkernels import copy_run
+from .backends import usable_cpus
+
+
+@njit(nogil=True, cache=True)
+def copy_run(dst, src):
+    """``dst[k] = src[k]`` for every k of ``src``.
+
+    A loop over two slices with a non-negative index vectorises (7-15 GB/s per
+    core here); numba's slice assignment runs at about 2.5 GB/s and a loop that
+    indexes a 2-D row or adds offsets to the index at about 1-2 GB/s.
+    """
+    for k in range(src.shape[0]):
+        dst[k] = src[k]
+
+
+COPY_BLOCK = 1 << 18
+"""Elements per parallel task in :func:`copy_into`."""
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def copy_into(dst, pos, src):
+    """``dst[pos:pos + len(src)] = src`` on every core (a fresh ``dst`` takes its page faults in parallel)."""
+    n = src.shape[0]
+    for b in prange((n + COPY_BLOCK - 1) // COPY_BLOCK):
+        lo = b * COPY_BLOCK
+        hi = min(lo + COPY_BLOCK, n)
+        copy_run(dst[pos + lo:pos + hi], src[lo:hi])
+
 
 PAGE = 4096
 MIN_SLICE = 1 << 20
 """Smallest share of one task, in bytes."""
 
 _POOLS: dict = {}
-
-
-def host_threads() -> int:
-    """Cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def pool(threads: int) -> ThreadPoolExecutor:
@@ -62,7 +80,7 @@ class Placer:
 
     def __init__(self, result: np.ndarray, threads: int | None = None):
         self.dst = result.reshape(-1).view(np.uint8)
-        self.threads = threads or host_threads()
+        self.threads = threads or usable_cpus()
         self.pool = pool(self.threads)
 
     def copy(self, src: np.ndarray, dst_lo: int) -> list[Future]:
