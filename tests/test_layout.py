@@ -14,8 +14,8 @@ ROOT = Path(__file__).parents[1]
 
 FLOORS = {
     "readalign.kernels": 0, "readalign.errors": 0, "readalign._version": 0,
-    "readalign.runtime": 1, "readalign.io": 1,
-    "readalign.engine": 2,
+    "readalign.runtime": 1,
+    "readalign.engine": 2, "readalign.io": 2,
     "readalign.distance": 3, "readalign.pipeline": 3,
     "readalign.api": 4,
     "readalign.commands": 5, "readalign.cli": 6, "readalign.__main__": 7, "readalign": 7,

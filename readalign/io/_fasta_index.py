@@ -16,11 +16,11 @@ So before the reference is opened:
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 
-from ..errors import InputError
+from ..errors import InputError, OutputError
+from ..runtime.outfiles import TempFile
 from ._text import GZIP_MAGIC, display
 
 log = logging.getLogger("readalign")
@@ -123,28 +123,29 @@ def _line_of(path: str, offset: int) -> int:
 
 def _build(path: str, compressed: bool) -> None:
     """Write ``.fai`` (and ``.gzi``) with samtools under temporary names, then rename them."""
-    import pysam
+    import pysam  # pysam's samtools is loaded only when an index must be built (start-up time)
 
     targets = [path + ".fai"] + ([path + ".gzi"] if compressed else [])
-    temps = [f"{t}.tmp{os.getpid()}" for t in targets]
-    args = ["--fai-idx", temps[0]] + (["--gzi-idx", temps[1]] if compressed else [])
+    temps: list[TempFile] = []
     quiet = pysam.set_verbosity(0)  # htslib's own warnings would be a second, unnamed line
     try:
+        temps = [TempFile(t) for t in targets]
+        for tmp in temps:
+            tmp.close_fd()
+        args = ["--fai-idx", temps[0].name] + (["--gzi-idx", temps[1].name] if compressed else [])
         pysam.faidx(path, *args)
-        for tmp, target in zip(temps, targets, strict=True):
-            os.replace(tmp, target)
+        for tmp in temps:
+            tmp.commit()
     except pysam.SamtoolsError as exc:
         msg = str(exc).strip().splitlines()[-1][-200:]
         raise InputError(f"{display(path)}: cannot index as FASTA ({msg})") from None
-    except OSError as exc:
-        raise InputError(f"{display(path)}.fai: cannot write the index "
-                         f"({(exc.strerror or str(exc)).lower()}); index the FASTA where it can "
-                         "be written (samtools faidx)") from None
+    except OutputError as exc:
+        raise InputError(f"{exc}; index the FASTA where it can be written (samtools faidx)") \
+            from None
     finally:
         pysam.set_verbosity(quiet)
         for tmp in temps:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+            tmp.discard()
 
 
 def _stale(path: str, compressed: bool) -> str | None:
