@@ -21,6 +21,8 @@ def _has_gpu() -> bool:
 
 
 HAS_GPU = _has_gpu()
+REPO = Path(__file__).resolve().parent.parent
+"""The repository root (tests sit in subfolders that mirror the package)."""
 
 
 def unavailable(msg: str, fix: str) -> NoReturn:

@@ -14,8 +14,9 @@ from pathlib import Path
 import pysam
 import pytest
 import yaml
+from conftest import REPO
 
-SCRIPTS = Path(__file__).resolve().parent.parent / "workflow" / "scripts"
+SCRIPTS = REPO / "workflow" / "scripts"
 
 
 def _load(name):

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 
 import pysam
 import pytest
+from conftest import REPO
 
 from readalign.errors import InputError
 from readalign.io.candidates import detect_format, iter_candidates
@@ -122,7 +122,7 @@ def test_plain_gzip_reference_is_refused(tmp_path):
 def test_one_format_rule_for_the_command_and_the_workflow(tmp_path):
     """`.tab` is TSV for `readalign align` and the workflow's scatter step alike."""
     spec = importlib.util.spec_from_file_location(
-        "scatter", Path(__file__).parents[1] / "workflow" / "scripts" / "scatter.py")
+        "scatter", REPO / "workflow" / "scripts" / "scatter.py")
     scatter = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(scatter)
     for name, want in (("c.tab", "tsv"), ("c.txt.gz", "tsv"), ("c.paf", "paf"), ("c.bam", "bam")):

@@ -22,8 +22,9 @@ from pathlib import Path
 
 import pysam
 import pytest
+from conftest import REPO
 
-EXAMPLES = Path(__file__).parents[1] / "examples"
+EXAMPLES = REPO / "examples"
 
 
 def cli(*args: str, **kw) -> subprocess.CompletedProcess:

@@ -17,9 +17,8 @@ from pathlib import Path
 import pysam
 import pytest
 import yaml
-from conftest import require_module, require_tool
+from conftest import REPO, require_module, require_tool
 
-REPO = Path(__file__).resolve().parent.parent
 WORKFLOW = REPO / "workflow"
 SNAKEFILE = WORKFLOW / "Snakefile"
 MODULE = WORKFLOW / "rules" / "readalign.smk"

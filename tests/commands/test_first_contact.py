@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 
 import pysam
+from conftest import REPO
 
 from readalign.runtime.progress import Progress
 
-REPO = Path(__file__).resolve().parent.parent
 NOTICE = "compiling the alignment kernels for this machine (once; a minute or two; cached in "
 PY_API = """
 import logging, sys, readalign
