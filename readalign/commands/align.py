@@ -17,8 +17,12 @@ import shlex
 import sys
 
 from .._version import __version__
+from ..errors import InputError
 from ..pipeline.pairs import DEFAULT_BATCH, DEFAULT_PAD
+from ..pipeline.stage import Options
+from ..pipeline.stage import run as run_pipeline
 from ..runtime.backends import BACKENDS, usable_cpus
+from ..runtime.outfiles import check_outputs
 
 NAME = "align"
 HELP = "align reads to candidate windows (PAF/TSV/SAM) and write BAM"
@@ -73,11 +77,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the pipeline; print the summary to stderr."""
-    from ..errors import InputError
-    from ..pipeline.stage import Options
-    from ..pipeline.stage import run as run_pipeline
-    from ..runtime.outfiles import check_outputs
-
     if args.max_distance is not None and args.max_distance < 0:
         raise InputError(f"--max-distance must be >= 0, got {args.max_distance}")
     threads = usable_cpus() if args.threads is None else args.threads

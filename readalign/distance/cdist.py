@@ -83,7 +83,7 @@ def block_function(name: str):
     """The block function of a resolved backend (``"cpu"`` or ``"cuda"``)."""
     if name == "cpu":
         return cpu.block
-    from . import cuda  # numba-cuda is imported only when the GPU is used
+    from . import cuda  # numba-cuda is imported only when the GPU is used (start-up time)
 
     return cuda.cdist_gpu
 

@@ -185,7 +185,7 @@ class _TextCandidates:
 
 
 def _sam_chunks(path: str, ref: Reference) -> Iterator[CandidateChunk]:
-    import pysam
+    import pysam  # loaded on first use, not when readalign is imported (start-up time)
 
     name = display(path)
     try:

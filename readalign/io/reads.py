@@ -201,7 +201,7 @@ _COMP = bytes.maketrans(b"ACGTMRWSYKVHDBNacgtmrwsykvhdbn", b"TGCAKYWSRMBDHVNtgca
 
 
 def _iter_bam(path: str, batch_size: int) -> Iterator[ReadBatch]:
-    import pysam
+    import pysam  # loaded on first use, not when readalign is imported (start-up time)
 
     names: list[bytes] = []
     seqs: list[bytes] = []

@@ -9,6 +9,7 @@ pages are filled only for contigs that candidates use.
 
 from __future__ import annotations
 
+import gzip
 import os
 import stat
 
@@ -31,8 +32,6 @@ def _is_plain_gzip(path: str) -> bool:
 
 def _has_bases(path: str) -> bool:
     """Whether a FASTA holds at least one sequence line (read until the first one)."""
-    import gzip
-
     with open(path, "rb") as raw:
         fh = gzip.GzipFile(fileobj=raw) if raw.read(2) == GZIP_MAGIC else raw
         fh.seek(0)
@@ -74,7 +73,7 @@ class Reference:
     """Contigs of a FASTA reference: ``names``, ``lengths``, bases on demand."""
 
     def __init__(self, path: str) -> None:
-        import pysam
+        import pysam  # loaded on first use, not when readalign is imported (start-up time)
 
         self.path = path
         name = display(path)

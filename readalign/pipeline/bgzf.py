@@ -22,7 +22,7 @@ HTS_FEATURE_LIBDEFLATE = 1 << 20
 
 @functools.cache
 def _htslib() -> ctypes.CDLL:
-    from pysam import libchtslib
+    from pysam import libchtslib  # loaded on first use (start-up time)
 
     lib = ctypes.CDLL(libchtslib.__file__)
     lib.bgzf_dopen.restype = ctypes.c_void_p

@@ -19,7 +19,7 @@ from .bgzf import BgzfWriter
 
 def _bam_to_sam(src: str, dst: str, threads: int) -> None:
     """Write the BAM ``src`` as SAM text to ``dst`` (pysam's samtools view cannot write to a file)."""
-    import pysam
+    import pysam  # loaded on first use, not when readalign is imported (start-up time)
 
     try:
         with pysam.AlignmentFile(src, "rb", threads=threads, check_sq=False) as inp, \
@@ -87,7 +87,7 @@ class Output:
 
     def close(self) -> None:
         """Close the BAM and sort/convert/index as asked, all under temporary names."""
-        import pysam
+        import pysam  # loaded on first use, not when readalign is imported (start-up time)
 
         self.writer.close()
         if self.bam is None:
