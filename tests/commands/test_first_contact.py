@@ -198,8 +198,8 @@ import sys
 sys.modules["edlib"] = None  # as if edlib were not installed
 import pytest
 sys.exit(pytest.main(["-n", "0", "-p", "no:cacheprovider", "-rs", "-q",
-                      "tests/test_engine.py::test_tens_of_thousands_against_edlib",
-                      "tests/test_engine.py::test_ten_kilobase_pair"]))
+                      "tests/engine/test_engine.py::test_tens_of_thousands_against_edlib",
+                      "tests/engine/test_engine.py::test_ten_kilobase_pair"]))
 """
 
 
