@@ -6,7 +6,7 @@ CIGAR and distance-only; the paper's 12,582,720 pairs of 32-character
 strings (``--paper``); the kernel ablation (warp vote on/off, k = 8/16/32)
 with the compiler's register and local-memory report (``--ablation``).
 
-    python benchmarks/bench.py --pairs 2000000 --paper --ablation --json out.json
+    python -m benchmarks.bench --pairs 2000000 --paper --ablation --json out.json
 
 GCUPS counts cells as read length x window length. Peers run through a
 process pool on every host core over the same pairs: edlib (infix ``HW``,
@@ -22,17 +22,17 @@ import multiprocessing as mp
 import os
 import platform
 import subprocess
-import sys
 import time
 
 import numpy as np
 
 import readalign
+from readalign.engine.batching import DEFAULT_K, length_order
+from readalign.engine.job import Job
+from readalign.engine.packing import N_CODE, pack_dna
 from readalign.runtime import backends
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from readalign.engine.batching import DEFAULT_K, length_order
-from readalign.engine.packing import pack_dna
+from ._plain_nw import plain_nw_infix
 
 ACGT = np.frombuffer(b"ACGT", dtype=np.uint8)
 
@@ -138,63 +138,60 @@ def time_api(reads, windows, mode: str, cigar: bool, backend: str, repeats: int 
 
 def time_kernels(reads, windows, infix: bool, cigar: bool, k: int = DEFAULT_K, vote: bool = True,
                  repeats: int = 5) -> dict:
-    """Kernel-only time (CUDA events) with the pairs resident on the device (first device batch)."""
+    """Kernel-only time (CUDA events) of the engine's own launches, pairs resident on the device.
+
+    The first device batch of the length-sorted pairs is uploaded once; the
+    forward and traceback launches of ``readalign.engine.cuda`` are timed
+    separately (median of ``repeats``).
+    """
     from numba import cuda
-    from readalign.kernels.cuda import BOUNDARY_DTYPE, boundary_elements, kernels
+    from readalign.kernels.cuda import kernels
 
-    from readalign.engine import cuda as cuda_backend
+    from readalign.engine import cuda as engine_cuda
+    from readalign.engine.flatseq import cigar_slots
+    from readalign.runtime.gpu_memory import DevicePool
 
-    fwd, tb, _ = kernels(k, vote)
+    job = Job(infix=infix, max_distance=-1, n_code=N_CODE, eqx=False, with_cigar=cigar, k=k)
     q, t = pack_dna(reads), pack_dna(windows)
     idx = length_order(q.lengths, t.lengths)
     m, n = q.lengths[idx], t.lengths[idx]
-    lo, hi = cuda_backend.device_batches(m, n, k, cigar)[0]
+    lo, hi = engine_cuda.device_batches(m, n, k, cigar)[0]
     count = hi - lo
-    stream = cuda.default_stream()
-    dev = {name: cuda.to_device(arr, stream=stream) for name, arr in
-           (("q", q.data), ("qo", q.offsets), ("t", t.data), ("to", t.offsets),
-            ("order", idx[lo:hi]))}
-    seqs = (dev["q"], dev["qo"], dev["t"], dev["to"], dev["order"])
-    rows, cols = boundary_elements(int(m[lo:hi].max()), int(n[lo:hi].max()), k)
-    rbuf = cuda.device_array(rows * count if cigar else 1, BOUNDARY_DTYPE)
-    cbuf = cuda.device_array(cols * count if cigar else 1, BOUNDARY_DTYPE)
-    dist = cuda.device_array(count, np.int32)
-    end = cuda.device_array(count, np.int64)
-    launch = ((count + cuda_backend.THREADS_PER_BLOCK - 1) // cuda_backend.THREADS_PER_BLOCK,
-              cuda_backend.THREADS_PER_BLOCK)
+    m_max, n_max = int(m[lo:hi].max()), int(n[lo:hi].max())
+    pool = DevicePool(cuda.stream())
+    seqs = tuple(cuda.to_device(a, stream=pool.stream)
+                 for a in (q.data, q.offsets, t.data, t.offsets, idx[lo:hi]))
 
     def forward():
-        fwd[launch](*seqs, infix, -1, 4, cigar, rbuf, cbuf, dist, end)
+        return engine_cuda.launch_forward(pool, seqs, job, k, count, m_max, n_max, vote)
 
-    forward()
-    cuda.synchronize()
-    cap = 2 * dist.copy_to_host().astype(np.int64) + 1
-    off = cuda.to_device(np.cumsum(cap) - cap)
-    out = cuda.device_array(int(cap.sum()), np.uint32)
-    start = cuda.device_array(count, np.int64)
-    nops = cuda.device_array(count, np.int64)
+    outs = forward()
+    pool.stream.synchronize()
+    out_off = np.empty(count, np.int64)
+    total = int(cigar_slots(outs[2].copy_to_host(), out_off))
 
     def traceback():
-        tb[launch](*seqs, infix, 4, False, rbuf, cbuf, dist, end, off, out, start, nops)
+        engine_cuda.launch_traceback(pool, seqs, job, k, outs, out_off, total, vote)
 
     if cigar:
         traceback()
-    cuda.synchronize()
+    pool.stream.synchronize()
     times = []
     for _ in range(repeats):
         e0, e1, e2 = cuda.event(), cuda.event(), cuda.event()
-        e0.record()
+        e0.record(pool.stream)
         forward()
-        e1.record()
+        e1.record(pool.stream)
         if cigar:
             traceback()
-        e2.record()
+        e2.record(pool.stream)
         e2.synchronize()
         times.append((cuda.event_elapsed_time(e0, e1) / 1e3, cuda.event_elapsed_time(e1, e2) / 1e3))
     f, b = np.median([x[0] for x in times]), np.median([x[1] for x in times])
     used_cells = int((m[lo:hi] * n[lo:hi]).sum())
     report = {"pairs": count, "cells": used_cells, "forward_s": f, "traceback_s": b,
               "seconds": f + b}
+    fwd, tb, _ = kernels(k, vote)
     for name, kern in (("forward", fwd), ("traceback", tb)):
         for attr in ("get_regs_per_thread", "get_local_mem_per_thread"):
             try:
@@ -206,9 +203,7 @@ def time_kernels(reads, windows, infix: bool, cigar: bool, k: int = DEFAULT_K, v
 
 
 def time_plain_nw(reads, windows) -> float:
-    """Seconds for the plain full-matrix NW baseline (benchmarks/plain_nw.py) on every core."""
-    from plain_nw import plain_nw_infix
-
+    """Seconds for the plain full-matrix NW baseline (benchmarks/_plain_nw.py) on every core."""
     q, t = pack_dna(reads), pack_dna(windows)
     plain_nw_infix(q.data, q.offsets[:3], t.data, t.offsets[:3], 4)
     t0 = time.perf_counter()

@@ -1,11 +1,11 @@
 """Peak RSS of `readalign align` as a new process, over input sizes and batch sizes.
 
-Simulates reads and candidates with pipeline_bench's generator (150 bp reads, 1-3
+Simulates reads and candidates with benchmarks._simulate's generator (150 bp reads, 1-3
 candidates each, a 5 Mb random genome), then runs the command once per (batch size,
 input size) and prints the child's peak resident set size. Memory that is bounded by the
 batch size shows as a flat row; memory that grows with the input, as a rising one.
 
-    python benchmarks/peak_memory.py --reads 500000,1000000,2000000 --batch 100000,500000
+    python -m benchmarks.peak_memory --reads 500000,1000000,2000000 --batch 100000,500000
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 
-from pipeline_bench import simulate
+from ._simulate import simulate
 
 
 def peak_kib(cmd: list[str], env: dict[str, str]) -> tuple[int, int]:

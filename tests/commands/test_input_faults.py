@@ -19,6 +19,8 @@ import pysam
 import pytest
 from test_output_safety import align_args, cli, ex, one_error_line  # noqa: F401 - ex is a fixture
 
+from benchmarks._simulate import simulate
+
 
 def records(path: Path) -> list[pysam.AlignedSegment]:
     with pysam.AlignmentFile(str(path), check_sq=False) as fh:
@@ -211,8 +213,6 @@ def test_peak_memory_does_not_grow_with_the_input(tmp_path):
     """
     if not Path("/usr/bin/time").exists():
         pytest.skip("/usr/bin/time is not installed (Debian package time)")
-    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
-    from pipeline_bench import simulate
 
     peaks, sizes = [], []
     for n in (10_000, 40_000):

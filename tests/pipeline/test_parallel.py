@@ -9,6 +9,7 @@ import numpy as np
 import pysam
 import pytest
 
+from benchmarks._simulate import simulate
 from readalign.engine.packing import Packed
 from readalign.engine.result import AlignResult
 from readalign.io.reads import ReadBatch
@@ -18,6 +19,7 @@ from readalign.pipeline.header import header_bytes, header_text
 from readalign.pipeline.pairs import Pairs
 from readalign.pipeline.records import pack_records
 from readalign.pipeline.select import choose
+from readalign.pipeline.stage import Options, run
 from readalign.runtime.stages import Consumer, prefetch
 
 
@@ -166,14 +168,6 @@ def test_packed_records_read_back_as_expected(secondary, has_qual, rg, tmp_path)
 
 def test_records_identical_whatever_threads_and_batches(tmp_path):
     """The BAM's bytes depend on neither --threads nor --batch-size (nor the overlap)."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
-    from pipeline_bench import simulate
-
-    from readalign.pipeline.stage import Options, run
-
     ref, reads, paf, _ = simulate(str(tmp_path), 1500, 50_000, 4)
     got = []
     for threads, batch in ((1, 100_000), (2, 333), (2, 7)):

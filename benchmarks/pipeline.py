@@ -5,8 +5,8 @@ Simulates N reads of 150 bp from a random genome (0.5% substitutions, some
 decoys, random strands for decoys), written as FASTQ + PAF in read order.
 Then runs the whole pipeline and prints a table.
 
-    python benchmarks/pipeline_bench.py --reads 2000000 --backend cuda --json bench.json
-    python benchmarks/pipeline_bench.py --reads 2000000 --skip-align   # everything but the kernel
+    python -m benchmarks.pipeline --reads 2000000 --backend cuda --json bench.json
+    python -m benchmarks.pipeline --reads 2000000 --skip-align   # everything but the kernel
 """
 
 from __future__ import annotations
@@ -22,76 +22,9 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-from stack_sampler import StackSampler
-
-READ_LEN = 150
-BASES = np.frombuffer(b"ACGT", np.uint8)
-COMP = np.zeros(256, np.uint8)
-COMP[list(b"ACGT")] = list(b"TGCA")
-
-
-def simulate(d: str, n: int, genome_len: int, seed: int,
-             at_edge: bool = False) -> tuple[str, str, str, int]:
-    """Write ref.fa, reads.fq and cand.paf under ``d``; return their paths and the pair count.
-
-    ``at_edge`` puts the first read at the contig's start, so its window is clipped.
-    """
-    rng = np.random.default_rng(seed)
-    genome = BASES[rng.integers(0, 4, genome_len)]
-    ref = os.path.join(d, "ref.fa")
-    with open(ref, "wb") as fh:
-        fh.write(b">chr1\n")
-        for i in range(0, genome_len, 80):
-            fh.write(genome[i:i + 80].tobytes() + b"\n")
-    span = READ_LEN + 2
-    pos = rng.integers(0, genome_len - span, n)
-    if at_edge:
-        pos[0] = 0
-    rev = rng.random(n) < 0.5
-    idx = pos[:, None] + np.arange(READ_LEN)[None, :]
-    seqs = genome[idx]
-    sub = rng.random(seqs.shape) < 0.005
-    seqs[sub] = BASES[rng.integers(0, 4, int(sub.sum()))]
-    seqs[rev] = COMP[seqs[rev][:, ::-1]]
-    width = len(str(n))
-    rec_len = 1 + 1 + width + 1 + READ_LEN + 3 + READ_LEN + 1
-    recs = np.empty((n, rec_len), np.uint8)
-    names = np.array([f"r{i:0{width}d}".encode() for i in range(n)], dtype=f"S{width + 1}")
-    recs[:, 0] = ord("@")
-    recs[:, 1:2 + width] = names.view(np.uint8).reshape(n, width + 1)
-    o = 2 + width
-    recs[:, o] = 10
-    recs[:, o + 1:o + 1 + READ_LEN] = seqs
-    o += 1 + READ_LEN
-    recs[:, o:o + 3] = np.frombuffer(b"\n+\n", np.uint8)
-    recs[:, o + 3:o + 3 + READ_LEN] = ord("I")
-    recs[:, -1] = 10
-    reads = os.path.join(d, "reads.fq")
-    with open(reads, "wb") as fh:
-        fh.write(recs.tobytes())
-    ncand = rng.integers(1, 4, n)
-    true_slot = (rng.random(n) * ncand).astype(np.int64)
-    paf = os.path.join(d, "cand.paf")
-    lines = []
-    total = 0
-    for i in range(n):
-        name = names[i].decode()
-        for k in range(int(ncand[i])):
-            if k == true_slot[i]:
-                p, strand = int(pos[i]), "-" if rev[i] else "+"
-            else:
-                p, strand = int(rng.integers(0, genome_len - span)), "+-"[int(rng.integers(0, 2))]
-            lines.append(f"{name}\t{READ_LEN}\t0\t{READ_LEN}\t{strand}\tchr1\t{genome_len}\t{p}\t"
-                         f"{p + READ_LEN}\t{READ_LEN}\t{READ_LEN}\t60\n")
-            total += 1
-        if len(lines) > 100_000:
-            with open(paf, "a") as fh:
-                fh.write("".join(lines))
-            lines = []
-    with open(paf, "a") as fh:
-        fh.write("".join(lines))
-    return ref, reads, paf, total
+from ._simulate import READ_LEN, simulate
+from ._stack_sampler import StackSampler
+from ._standin import ungapped_aligner
 
 
 def parse_args() -> argparse.Namespace:
@@ -137,8 +70,6 @@ def cpu_seconds() -> tuple[float, float]:
 def run_once(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str,
              sampler: StackSampler | None = None):
     """One pipeline run into ``d``/out.bam; returns (summary, wall s, (user, system) CPU s, BAM bytes)."""
-    from standin import ungapped_aligner
-
     from readalign import __version__
     from readalign.pipeline.stage import Options, run
 

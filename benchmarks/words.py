@@ -11,20 +11,16 @@ Workloads (same seeded inputs for both tools, results checked for equality):
 
 Examples::
 
-    python benchmarks/words_bench.py --queries 5000 --backend cpu
-    python benchmarks/words_bench.py --queries 50000 --max-distance 2 --backend cuda
-    python benchmarks/words_bench.py --workload both --queries 50000 --max-distance 2 \
-        --backend cuda --method both --json words.json
+    python -m benchmarks.words --queries 5000 --backend cpu
+    python -m benchmarks.words --queries 50000 --max-distance 2 --backend cuda
+    python -m benchmarks.words --workload both --queries 50000 --max-distance 2 \
+        --backend cuda --json words.json
 
-Timings include packing the strings and, for the GPU, copying results back.
-Each measurement is the best of ``--repeat`` runs after one warm-up call. On
-the GPU, ``--method`` picks the per-pair method (``myers`` bit-parallel,
-``dp`` register-resident DP, or ``both``); a kernel-only time (CUDA events)
-is reported beside the end-to-end one, and under the table the last dense
-call's components (``readalign.distance.dense_blocks.LAST``: kernel and device-to-host
-sums from CUDA events, host placement and waits, wall total). The pairwise GPU rows call
-``readalign.distance.cuda.edit_distance_gpu`` (distance only). A failing row
-prints its error and the run goes on.
+Timings go through the public API (``readalign.cdist``, ``readalign.edit_distance``) and
+include packing the strings and, for the GPU, copying results back. Each measurement is
+the best of ``--repeat`` runs after one warm-up call. On the GPU a kernel-only time (CUDA
+events around the package's own launches, inputs resident) is reported beside the
+end-to-end one. A failing row prints its error and the run goes on.
 """
 
 from __future__ import annotations
@@ -37,7 +33,8 @@ import time
 import traceback
 
 import numpy as np
-from bench import PAPER_PAIRS
+
+from .bench import PAPER_PAIRS
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -87,60 +84,81 @@ def device_name(backend: str) -> str:
     return backends.cuda_status()[1]
 
 
-def _row(label: str, pairs: int, rf_t, ra_t, same, kernel_t=None, method: str = "",
-         parts=None) -> dict:
+def _row(label: str, pairs: int, rf_t, ra_t, same, kernel_t=None) -> dict:
     return {"workload": label, "pairs": pairs, "rapidfuzz_s": rf_t, "readalign_s": ra_t,
-            "kernel_s": kernel_t, "method": method, "equal": same, "error": None,
-            "parts": parts}
+            "kernel_s": kernel_t, "equal": same, "error": None}
 
 
-def _last_parts(method: str):
-    """The GPU dense pipeline's breakdown of its last call (seconds), or None on the CPU."""
-    if not method:
-        return None
-    from readalign.distance import dense_blocks as cuda_dense
-
-    return dict(cuda_dense.LAST) or None
-
-
-def _guard(rows: list, label: str, fn, method: str = "") -> None:
+def _guard(rows: list, label: str, fn) -> None:
     """Append ``fn()``'s rows; on failure print the error and record it, then go on."""
     try:
         rows.extend(fn())
     except Exception as exc:  # a failing row must not end the benchmark
         traceback.print_exc()
         rows.append({"workload": label, "pairs": 0, "rapidfuzz_s": None, "readalign_s": None,
-                     "kernel_s": None, "method": method, "equal": None,
-                     "error": f"{type(exc).__name__}: {exc}"})
+                     "kernel_s": None, "equal": None, "error": f"{type(exc).__name__}: {exc}"})
 
 
-def _methods(args) -> list:
+def _on_gpu(args) -> bool:
     from readalign.runtime import backends
 
-    if backends.resolve(args.backend) != "cuda":
-        return [""]
-    return ["myers", "dp"] if args.method == "both" else [args.method]
+    return backends.resolve(args.backend) == "cuda"
 
 
-def _set_method(method: str, result_memory: str) -> None:
-    if method:
-        from readalign.distance import cuda as cuda_words
+def _event_seconds(launch, stream) -> float:
+    """Seconds between CUDA events around ``launch()`` on ``stream`` (after one warm-up)."""
+    from numba import cuda
 
-        cuda_words.METHOD = method
-        cuda_words.RESULT_MEMORY = result_memory
+    launch()
+    start, stop = cuda.event(), cuda.event()
+    start.record(stream)
+    launch()
+    stop.record(stream)
+    stop.synchronize()
+    return cuda.event_elapsed_time(start, stop) / 1e3
 
 
-def _kernel_time(queries, choices, md, method: str):
-    """Kernel-only seconds (CUDA events) of the dense matrix, or None on the CPU."""
-    if not method:
-        return None
+def _dense_kernel_time(queries, choices, md) -> float:
+    """Kernel-only seconds of every dense row block (``distance.cuda.launch_rows``), no copies."""
+    from numba import cuda
+
     from readalign.distance import cdist as words
     from readalign.distance import cuda as cuda_words
 
     codes = words.prepare(queries, choices)
-    dt = words.result_dtype(codes.maxlen, -1 if md is None else md)
-    cuda_words.dense_kernel_seconds(codes, -1 if md is None else md, dt)  # warm
-    return cuda_words.dense_kernel_seconds(codes, -1 if md is None else md, dt)
+    md = -1 if md is None else md
+    dev = cuda_words.device_lists(codes)
+    nq, nc = len(codes.q), len(codes.c)
+    dt = words.result_dtype(codes.maxlen, md)
+    step = cuda_words.block_rows(nq, nc, np.dtype(dt).itemsize)
+    buf = cuda.device_array(step * nc, dtype=dt)
+    stream = cuda.stream()
+
+    def launch() -> None:
+        for a in range(0, nq, step):
+            cuda_words.launch_rows(dev, a, min(a + step, nq), md, buf, stream)
+
+    return _event_seconds(launch, stream)
+
+
+def _pair_kernel_time(a, b) -> float:
+    """Kernel-only seconds of the pairwise kernel over all pairs at once, inputs resident."""
+    from numba import cuda
+    from readalign.kernels import cuda_words as kcw
+
+    from readalign.engine.packing import pack_text
+
+    arrays = []
+    for p in (pack_text(a), pack_text(b)):
+        arrays += [cuda.to_device(kcw.int_codes(p.data)), cuda.to_device(p.offsets)]
+    out = cuda.device_array(len(a), dtype=np.int32)
+    stream = cuda.stream()
+    blocks = (len(a) + kcw.PAIR_TPB - 1) // kcw.PAIR_TPB
+
+    def launch() -> None:
+        kcw.pair_kernel()[blocks, kcw.PAIR_TPB, stream](*arrays, -1, out)
+
+    return _event_seconds(launch, stream)
 
 
 def _rapidfuzz_dense(process, scorer, queries, other, md, repeat: int):
@@ -180,49 +198,35 @@ def words_rows(args, rng) -> list:
     for md in cutoffs:
         label = f"words {shape} dense" + ("" if md is None else f" max_distance={md}")
         rf_t, rf = _rapidfuzz_dense(process, Levenshtein, queries, other, md, args.repeat)
-        for method in _methods(args):
-            def dense(md=md, method=method, rf=rf, rf_t=rf_t, label=label):
-                _set_method(method, args.result_memory)
-                readalign.cdist(queries[:200], None if choices is None else choices[:200],
-                                max_distance=md, backend=args.backend)
-                ra_t, ra = best_time(lambda: readalign.cdist(
-                    queries, choices, max_distance=md, backend=args.backend), args.repeat)
-                parts = _last_parts(method)
-                same = bool(np.array_equal(rf, ra))
-                del ra
-                return [_row(label, pairs, rf_t, ra_t, same,
-                             _kernel_time(queries, choices, md, method), method, parts)]
-            _guard(rows, label, dense, method)
+        def dense(md=md, rf=rf, rf_t=rf_t, label=label):
+            readalign.cdist(queries[:200], None if choices is None else choices[:200],
+                            max_distance=md, backend=args.backend)
+            ra_t, ra = best_time(lambda: readalign.cdist(
+                queries, choices, max_distance=md, backend=args.backend), args.repeat)
+            same = bool(np.array_equal(rf, ra))
+            del ra
+            kernel_t = _dense_kernel_time(queries, choices, md) if _on_gpu(args) else None
+            return [_row(label, pairs, rf_t, ra_t, same, kernel_t)]
+        _guard(rows, label, dense)
         del rf
         if md is not None:
-            for method in _methods(args):
-                def sparse(md=md, method=method):
-                    _set_method(method, args.result_memory)
-                    sp_t, sp = best_time(lambda: readalign.cdist(
-                        queries, choices, max_distance=md, sparse=True, backend=args.backend),
-                        args.repeat)
-                    npairs = pairs if choices is not None else len(queries) * (len(queries) - 1) // 2
-                    return [_row(f"words {shape} sparse max_distance={md} ({sp.i.shape[0]} hits)",
-                                 npairs, None, sp_t, None, None, method)]
-                _guard(rows, f"words sparse max_distance={md}", sparse, method)
+            def sparse(md=md):
+                sp_t, sp = best_time(lambda: readalign.cdist(
+                    queries, choices, max_distance=md, sparse=True, backend=args.backend),
+                    args.repeat)
+                npairs = pairs if choices is not None else len(queries) * (len(queries) - 1) // 2
+                return [_row(f"words {shape} sparse max_distance={md} ({sp.i.shape[0]} hits)",
+                             npairs, None, sp_t, None, None)]
+            _guard(rows, f"words sparse max_distance={md}", sparse)
     return rows
-
-
-def _pairwise(a, b, method: str):
-    """readalign's pairwise distances: the GPU distance-only path, else edit_distance."""
-    import readalign
-
-    if not method:
-        return lambda: readalign.edit_distance(a, b, backend="cpu")
-    from readalign.distance import cuda as cuda_words
-
-    return lambda: cuda_words.edit_distance_gpu(a, b)
 
 
 def paper_rows(args, rng) -> list:
     """Measure the paper's pairwise workload; return table rows."""
     from rapidfuzz import process
     from rapidfuzz.distance import Levenshtein
+
+    import readalign
 
     n = args.pairs
     a = random_words(rng, n, args.paper_len, args.paper_len, args.paper_alphabet)
@@ -232,19 +236,14 @@ def paper_rows(args, rng) -> list:
                          args.repeat)
     rf = np.asarray(rf)
     rows = []
-    for method in _methods(args):
-        def run(method=method):
-            _set_method(method, args.result_memory)
-            _pairwise(a[:1000], b[:1000], method)()
-            ra_t, ra = best_time(_pairwise(a, b, method), args.repeat)
-            kernel_t = None
-            if method:
-                from readalign.distance import cuda as cuda_words
-                from readalign.engine.packing import pack_text
 
-                kernel_t = cuda_words.pairwise_kernel_seconds(pack_text(a), pack_text(b))
-            return [_row(label, n, rf_t, ra_t, bool(np.array_equal(rf, ra)), kernel_t, method)]
-        _guard(rows, label, run, method)
+    def run():
+        readalign.edit_distance(a[:1000], b[:1000], backend=args.backend)
+        ra_t, ra = best_time(lambda: readalign.edit_distance(a, b, backend=args.backend),
+                             args.repeat)
+        kernel_t = _pair_kernel_time(a, b) if _on_gpu(args) else None
+        return [_row(label, n, rf_t, ra_t, bool(np.array_equal(rf, ra)), kernel_t)]
+    _guard(rows, label, run)
     return rows
 
 
@@ -255,30 +254,19 @@ def _fmt(x, spec: str) -> str:
 def print_table(rows: list, backend: str) -> None:
     """One line per measurement: pairs/s of both tools, their ratio, kernel-only time."""
     print(f"host: {host_name()}; readalign: {device_name(backend)}")
-    print("| workload | method | pairs | rapidfuzz s | rapidfuzz pairs/s | readalign s | "
+    print("| workload | pairs | rapidfuzz s | rapidfuzz pairs/s | readalign s | "
           "readalign pairs/s | kernel s | kernel pairs/s | ratio | equal |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
         if r["error"]:
-            print(f"| {r['workload']} | {r['method'] or '-'} | ERROR: {r['error']} |")
+            print(f"| {r['workload']} | ERROR: {r['error']} |")
             continue
         p, rf_t, ra_t, k_t = r["pairs"], r["rapidfuzz_s"], r["readalign_s"], r["kernel_s"]
-        print(f"| {r['workload']} | {r['method'] or '-'} | {p} | {_fmt(rf_t, '.3f')} | "
+        print(f"| {r['workload']} | {p} | {_fmt(rf_t, '.3f')} | "
               f"{_fmt(rf_t and p / rf_t, '.3e')} | {ra_t:.3f} | {p / ra_t:.3e} | "
               f"{_fmt(k_t, '.4f')} | {_fmt(k_t and p / k_t, '.3e')} | "
               f"{'-' if rf_t is None else f'{rf_t / ra_t:.2f}x'} | "
               f"{'-' if r['equal'] is None else r['equal']} |")
-    print_parts(rows)
-
-
-def print_parts(rows: list) -> None:
-    """The GPU dense pipeline's components of each row's last call, in seconds."""
-    for r in rows:
-        parts = r.get("parts")
-        if parts:
-            text = ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
-                             for k, v in parts.items())
-            print(f"  {r['workload']} [{r['method']}] last call: {text}")
 
 
 def write_json(path: str, rows: list, backend: str) -> None:
@@ -290,26 +278,31 @@ def write_json(path: str, rows: list, backend: str) -> None:
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--workload", choices=("words", "paper", "both"), default="words")
-    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
+    p.add_argument("--workload", choices=("words", "paper", "both"), default="words",
+                   help="all-against-all word lists, the paper's pairwise workload, or both")
+    p.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"),
+                   help="where readalign runs (rapidfuzz always uses every host core)")
     p.add_argument("--queries", type=int, default=5000, help="words in the (first) list")
     p.add_argument("--choices", type=int, default=0,
                    help="words in a second list (0: all against all)")
-    p.add_argument("--min-len", type=int, default=3)
-    p.add_argument("--max-len", type=int, default=15)
-    p.add_argument("--alphabet", default=LETTERS)
+    p.add_argument("--min-len", type=int, default=3,
+                   help="shortest word")
+    p.add_argument("--max-len", type=int, default=15,
+                   help="longest word")
+    p.add_argument("--alphabet", default=LETTERS,
+                   help="letters the words are drawn from")
     p.add_argument("--max-distance", type=int, default=None,
                    help="also measure with this cut-off (dense and sparse)")
     p.add_argument("--pairs", type=int, default=PAPER_PAIRS, help="pairs of the paper workload")
-    p.add_argument("--paper-len", type=int, default=32)
-    p.add_argument("--paper-alphabet", default="ACGT")
-    p.add_argument("--method", default="myers", choices=("myers", "dp", "both"),
-                   help="GPU per-pair method: bit-parallel, register DP, or both")
-    p.add_argument("--result-memory", default="staged", choices=("staged", "pinned"),
-                   help="GPU dense result: pinned staging + host copy, or a pinned result")
+    p.add_argument("--paper-len", type=int, default=32,
+                   help="string length of the paper workload")
+    p.add_argument("--paper-alphabet", default="ACGT",
+                   help="letters of the paper workload")
     p.add_argument("--json", default=None, help="also write the rows to this JSON file")
-    p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--seed", type=int, default=6)
+    p.add_argument("--repeat", type=int, default=3,
+                   help="timed runs per measurement; the best is reported")
+    p.add_argument("--seed", type=int, default=6,
+                   help="random seed of the inputs")
     return p.parse_args(argv)
 
 
