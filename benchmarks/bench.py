@@ -169,9 +169,10 @@ def time_kernels(reads, windows, infix: bool, cigar: bool, k: int = DEFAULT_K, v
     pool.stream.synchronize()
     out_off = np.empty(count, np.int64)
     total = int(cigar_slots(outs[2].copy_to_host(), out_off))
+    d_off = engine_cuda.upload_slots(pool, out_off)
 
     def traceback():
-        engine_cuda.launch_traceback(pool, seqs, job, k, outs, out_off, total, vote)
+        engine_cuda.launch_traceback(pool, seqs, job, k, outs, d_off, total, vote)
 
     if cigar:
         traceback()

@@ -74,17 +74,23 @@ def launch_forward(pool: DevicePool, seqs: tuple, job: Job, k: int, count: int, 
     return rbuf, cbuf, dist, start, end
 
 
-def launch_traceback(pool: DevicePool, seqs: tuple, job: Job, k: int, outs: tuple,
-                     out_off: np.ndarray, total_ops: int, vote: bool = True) -> tuple:
-    """Copy the CIGAR slot offsets in and enqueue the traceback on ``pool.stream``.
-
-    ``outs`` is what :func:`launch_forward` returned; ``out_off[p]`` is lane
-    p's first CIGAR slot (``total_ops`` slots in all). Returns the device
-    arrays ``(ops, n_ops)``; ``ref_start``/``ref_end`` of ``outs`` are updated.
-    """
-    count = out_off.shape[0]
-    d_off = pool.get("out_off", count, np.int64)
+def upload_slots(pool: DevicePool, out_off: np.ndarray):
+    """Enqueue the copy of the CIGAR slot offsets (``out_off[p]``: lane p's first slot)."""
+    d_off = pool.get("out_off", out_off.shape[0], np.int64)
     d_off.copy_to_device(out_off, stream=pool.stream)
+    return d_off
+
+
+def launch_traceback(pool: DevicePool, seqs: tuple, job: Job, k: int, outs: tuple, d_off,
+                     total_ops: int, vote: bool = True) -> tuple:
+    """Enqueue the traceback on ``pool.stream``.
+
+    ``outs`` is what :func:`launch_forward` returned; ``d_off`` the slot
+    offsets on the device (:func:`upload_slots`), ``total_ops`` slots in all.
+    Returns the device arrays ``(ops, n_ops)``; ``ref_start``/``ref_end`` of
+    ``outs`` are updated.
+    """
+    count = d_off.shape[0]
     ops = pool.get("out", total_ops, np.uint32)
     nops = pool.get("nops", count, np.int64)
     kernels(k, vote)[1][_blocks(count), THREADS_PER_BLOCK, pool.stream](

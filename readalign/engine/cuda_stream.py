@@ -31,7 +31,7 @@ from ..kernels.simulator import simulated
 from ..runtime.gpu_memory import DevicePool, pinned
 from ..runtime.timing import Tally
 from . import flatseq
-from .cuda import device_batches, launch_forward, launch_traceback
+from .cuda import device_batches, launch_forward, launch_traceback, upload_slots
 from .job import BatchResult
 from .packing import DNA_CODES, GridPacked, Packed
 
@@ -187,7 +187,8 @@ def _traceback(c: _Chunk, slot: _Slot, job, k: int, tl: _Timeline) -> None:
     out_off = slot.host("out_off", n, np.int64)
     c.total_ops = int(flatseq.cigar_slots(slot.host("dist", n, np.int32), out_off))
     tl.mark(c, slot, "traceback start")
-    ops, nops = launch_traceback(slot.dev, c.seqs, job, k, c.bufs, out_off, c.total_ops)
+    d_off = upload_slots(slot.dev, out_off)
+    ops, nops = launch_traceback(slot.dev, c.seqs, job, k, c.bufs, d_off, c.total_ops)
     tl.mark(c, slot, "traceback done")
     _, _, _, start, end = c.bufs
     start.copy_to_host(slot.host("start", n, np.int64), stream=slot.stream)
