@@ -17,6 +17,7 @@ from functools import cache
 import numpy as np
 from numba import njit
 
+from . import scored_quadrant
 from .disk_cache import cache_by_source, named_for
 from .quadrant import build, pair_spans
 
@@ -98,14 +99,78 @@ def chunk_kernel(K: int):
     return kernel
 
 
+@cache
+def scored_chunk_kernel(K: int):
+    """Return the kernel that aligns one chunk with scores (:mod:`.scored_quadrant`), size ``K``."""
+    ns = scored_quadrant.build(njit(cache=False), _vote_cpu, K)
+    forward = ns.forward
+    traceback = ns.traceback
+    row_size = ns.row_size
+    col_size = ns.col_size
+
+    def align_scored_chunk(q, qoff, t, toff, order, lo, hi, mode, sub, A, go, ge, n_code, eqx,
+                           with_cigar, slot_off, slots, score, q_start, q_end, ref_start,
+                           ref_end, n_ops, nm):
+        """Align pairs ``order[lo:hi]``; results at ``x`` for pair ``order[x]``."""
+        mmax = 0
+        nmax = 0
+        for x in range(lo, hi):
+            p = order[x]
+            mmax = max(mmax, qoff[p + 1] - qoff[p])
+            nmax = max(nmax, toff[p + 1] - toff[p])
+        rowH = np.empty(nmax + 1, np.int32)
+        rowF = np.empty(nmax + 1, np.int32)
+        rs = row_size(mmax, nmax, K) if with_cigar else 1
+        cs = col_size(mmax, nmax, K) if with_cigar else 1
+        rbH = np.empty(rs, np.int32)
+        rbF = np.empty(rs, np.int32)
+        cbH = np.empty(cs, np.int32)
+        cbE = np.empty(cs, np.int32)
+        stripH = np.empty(K, np.int32)
+        stripE = np.empty(K, np.int32)
+        qk = np.empty(K, q.dtype)
+        quadH = np.empty((K + 1) * (K + 1), np.int32)
+        quadE = np.empty((K + 1) * (K + 1), np.int32)
+        quadF = np.empty((K + 1) * (K + 1), np.int32)
+        for x in range(lo, hi):
+            p = order[x]
+            qb = qoff[p]
+            m = qoff[p + 1] - qb
+            tb = toff[p]
+            n = toff[p + 1] - tb
+            sc, ei, ej = forward(q, qb, 1, m, t, tb, 1, n, mode, sub, A, go, ge, with_cigar,
+                                 rowH, rowF, 0, 1, rbH, rbF, 0, 1, cbH, cbE, 0, 1, stripH,
+                                 stripE, qk)
+            score[x] = sc
+            q_end[x] = ei
+            ref_end[x] = ej
+            if with_cigar:
+                si, sj, k_ops, d = traceback(q, qb, 1, m, t, tb, 1, n, mode, sub, A, go, ge,
+                                             n_code, eqx, ei, ej, rbH, rbF, 0, 1, cbH, cbE, 0,
+                                             1, quadH, quadE, quadF, slots, slot_off[x], 1)
+                q_start[x] = si
+                ref_start[x] = sj
+                n_ops[x] = k_ops
+                nm[x] = d
+            else:
+                q_start[x] = -1
+                ref_start[x] = -1
+                n_ops[x] = 0
+                nm[x] = -1
+
+    kernel = njit(nogil=True, cache=False)(named_for(align_scored_chunk, f"k{K}"))
+    cache_by_source(kernel, "cpu-scored", K)
+    return kernel
+
+
 def align_chunks(K: int, threads: int, chunk_bounds: np.ndarray, q, qoff, t, toff, order,
-                 *rest) -> None:
+                 *rest, scored: bool = False) -> None:
     """Run :func:`chunk_kernel` over ``order[chunk_bounds[c]:chunk_bounds[c+1]]`` for every c.
 
     ``rest`` are the kernel's arguments after ``hi``. Chunks are handed out
     in order to ``threads`` threads as each finishes its last one.
     """
-    kernel = chunk_kernel(K)
+    kernel = scored_chunk_kernel(K) if scored else chunk_kernel(K)
     spans = zip(chunk_bounds[:-1].tolist(), chunk_bounds[1:].tolist())
     if threads <= 1:
         for lo, hi in spans:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .compile_notice import announce_if_cold
 
-SOURCES = ("quadrant.py", "cpu.py", "cuda.py", "disk_cache.py")
+SOURCES = ("quadrant.py", "scored_quadrant.py", "cpu.py", "cuda.py", "disk_cache.py")
 """The files in this folder that the factory-built kernels are compiled from."""
 
 

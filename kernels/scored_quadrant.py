@@ -1,0 +1,327 @@
+"""Scored quadrant-boundary alignment: affine gaps, substitution matrices, global/infix/local.
+
+The quadrant-boundary method of :mod:`.quadrant` (Farivar et al.) extended to
+Gotoh's three matrices, written once for CPU and GPU in the same style: plain
+per-pair functions built by :func:`build` with the target's decorator, every
+array addressed as ``buf[base + e * stride]``.
+
+Conventions:
+
+* rows ``i = 0..m`` index the read (query), columns ``j = 0..n`` the window;
+  scores are maximised; ``sub[a * A + b]`` scores read code ``a`` against
+  window code ``b``; a gap of length L costs ``go + L * ge``;
+* ``H`` is the best score of a cell, ``E`` the best ending in a deletion
+  (a gap in the read, a move along the window, CIGAR ``D``) and ``F`` the best
+  ending in an insertion (a move along the read, CIGAR ``I``);
+* modes: :data:`GLOBAL` (both sequences end to end), :data:`INFIX` (the read end
+  to end, free leading and trailing window bases), :data:`LOCAL`
+  (Smith–Waterman: ``H`` floored at 0, the best cell anywhere);
+* the forward pass keeps ``H`` and ``F`` on the top row of every strip of K
+  read rows and ``H`` and ``E`` on the left column of every quadrant column;
+  the traceback recomputes one (K+1)x(K+1) quadrant at a time, all three
+  matrices, and walks it in at most 2K-1 steps, one cell per step;
+* **tie rule**: in state H the diagonal wins, then F (insertion), then E
+  (deletion), as in the edit-distance kernel (indels left-aligned); in state
+  E or F extending the gap wins over opening it (one gap block, not pieces);
+  the infix end is the leftmost best column of the last row; the local end is
+  the best cell with the smallest read end, then the smallest window end; a
+  local trace stops as soon as it stands in state H on a cell whose H is 0;
+* local alignments report the read's unaligned ends as ``S`` runs, so the
+  CIGAR covers the whole read; a pair with no positive score is the empty
+  alignment (score 0, spans 0..0, CIGAR ``{m}S``);
+* ``=`` in an ``eqx`` CIGAR means equal codes other than ``n_code`` (DNA's N
+  never matches, N included).
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from .disk_cache import named_for
+from .quadrant import OP_D, OP_EQ, OP_I, OP_M
+
+GLOBAL = 0
+INFIX = 1
+LOCAL = 2
+OP_S = 4
+NEG = -(1 << 29)
+"""Minus infinity for scores: far below any alignment, far above int32's end."""
+ST_H = 0
+ST_E = 1
+ST_F = 2
+
+
+def boundary_row_size(m: int, n: int, k: int) -> int:
+    """Elements of one top-row boundary array (H or F): n+1 per strip of ``k`` read rows."""
+    return ((m + k - 1) // k) * (n + 1)
+
+
+def boundary_col_size(m: int, n: int, k: int) -> int:
+    """Elements of one left-column boundary array (H or E): m+1 per quadrant column."""
+    return max((n + k - 1) // k, 1) * (m + 1)
+
+
+def cigar_capacity(m: int, n: int) -> int:
+    """CIGAR runs a pair can need: one per cell step at most, plus the two clips."""
+    return m + n + 2
+
+
+def build(device_jit, vote_all, K: int) -> SimpleNamespace:
+    """Compile the scored per-pair functions for quadrant size ``K``.
+
+    ``vote_all(done)`` is the warp vote (on the CPU: ``done``). The functions
+    are named for ``K`` and for this module (``forward_scored_k16``), so cached
+    kernels never share a symbol with each other or with :mod:`.quadrant`'s.
+    """
+    def device_fn(fn):
+        return device_jit(named_for(fn, f"scored_k{K}"))
+
+    KK = K + 1
+    STEPS = 2 * K - 1
+
+    @device_fn
+    def score(sub, A, a, b):
+        """Substitution score of read code ``a`` against window code ``b``."""
+        return sub[a * A + b]
+
+    @device_fn
+    def edge(mode, x, go, ge):
+        """H on the first row or column, ``x`` cells from the corner (a leading gap, or free)."""
+        if mode == LOCAL or x == 0:
+            return np.int32(0)
+        return np.int32(-(go + x * ge))
+
+    @device_fn
+    def better_end(mode, h, i, j, best, bi, bj, m):
+        """Whether cell (i, j) with score ``h`` replaces the best end so far (the tie rule)."""
+        if mode == LOCAL:
+            return (h > best) | ((h == best) & ((i < bi) | ((i == bi) & (j < bj))))
+        return (i == m) & (h > best)
+
+    @device_fn
+    def forward(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, store,
+                rowH, rowF, rowb, rows, rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs,
+                stripH, stripE, qk):
+        """Fill H, E, F in strips of K rows, keeping only quadrant boundaries.
+
+        ``rowH``/``rowF`` hold one row (n+1 cells); ``stripH``/``stripE`` the
+        K cells of the strip's current column; ``qk`` its K read codes. The
+        top row of strip ``s`` goes to ``rbH``/``rbF[s*(n+1) + j]``, column
+        ``j = b*K`` to ``cbH``/``cbE[b*(m+1) + i]`` (when ``store``).
+        Returns ``(score, end_i, end_j)``.
+        """
+        open_ext = go + ge
+        for j in range(n + 1):
+            rowH[rowb + j * rows] = 0 if mode == INFIX else edge(mode, j, go, ge)
+            rowF[rowb + j * rows] = NEG
+        if store:
+            for i in range(m + 1):
+                cbH[cbb + i * cbs] = edge(mode, i, go, ge)
+                cbE[cbb + i * cbs] = NEG
+        best = np.int32(0) if mode == LOCAL else np.int32(NEG)
+        bi = 0
+        bj = 0
+        if m == 0:
+            if mode == GLOBAL:
+                return rowH[rowb + n * rows], 0, n
+            return np.int32(0), 0, 0
+        nstrips = (m + K - 1) // K
+        for s in range(nstrips):
+            i0 = s * K
+            h = min(K, m - i0)
+            if store:
+                for j in range(n + 1):
+                    rbH[rbb + (s * (n + 1) + j) * rbs] = rowH[rowb + j * rows]
+                    rbF[rbb + (s * (n + 1) + j) * rbs] = rowF[rowb + j * rows]
+            for r in range(K):
+                stripH[r] = edge(mode, i0 + r + 1, go, ge)
+                stripE[r] = NEG
+                qk[r] = q[qb + min(i0 + r, m - 1) * qs]
+            diag = rowH[rowb]
+            rowH[rowb] = stripH[h - 1]
+            rowF[rowb] = NEG
+            if mode != LOCAL and i0 + h == m and better_end(mode, rowH[rowb], m, 0, best, bi,
+                                                             bj, m):
+                best = rowH[rowb]
+                bi = m
+                bj = 0
+            for j in range(1, n + 1):
+                tj = t[tb + (j - 1) * ts]
+                aboveH = rowH[rowb + j * rows]
+                aboveF = rowF[rowb + j * rows]
+                pd = diag
+                bottomH = aboveH
+                bottomF = aboveF
+                for r in range(K):
+                    leftH = stripH[r]
+                    e = max(leftH - open_ext, stripE[r] - ge)
+                    f = max(aboveH - open_ext, aboveF - ge)
+                    v = max(pd + score(sub, A, qk[r], tj), max(e, f))
+                    if mode == LOCAL:
+                        v = max(v, 0)
+                    pd = leftH
+                    stripH[r] = v
+                    stripE[r] = e
+                    aboveH = v
+                    aboveF = f
+                    if r < h and mode == LOCAL and better_end(mode, v, i0 + r + 1, j, best, bi,
+                                                              bj, m):
+                        best = v
+                        bi = i0 + r + 1
+                        bj = j
+                    if r == h - 1:
+                        bottomH = v
+                        bottomF = f
+                diag = rowH[rowb + j * rows]
+                rowH[rowb + j * rows] = bottomH
+                rowF[rowb + j * rows] = bottomF
+                if mode != LOCAL and i0 + h == m and better_end(mode, bottomH, m, j, best, bi,
+                                                                 bj, m):
+                    best = bottomH
+                    bi = m
+                    bj = j
+                if store and j % K == 0 and j < n:
+                    cb = cbb + ((j // K) * (m + 1) + i0 + 1) * cbs
+                    for r in range(K):
+                        if r < h:
+                            cbH[cb + r * cbs] = stripH[r]
+                            cbE[cb + r * cbs] = stripE[r]
+        if mode == GLOBAL:
+            return rowH[rowb + n * rows], m, n
+        return best, bi, bj
+
+    @device_fn
+    def emit(out, ob, os, nout, cur_op, cur_len, op, count):
+        """Append ``count`` copies of ``op`` to the run-length-encoded output."""
+        if count > 0:
+            if op == cur_op:
+                cur_len += count
+            else:
+                if cur_len > 0:
+                    out[ob + nout * os] = (cur_len << 4) | cur_op
+                    nout += 1
+                cur_op = op
+                cur_len = count
+        return nout, cur_op, cur_len
+
+    @device_fn
+    def load_quadrant(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, a, b,
+                      rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs, quadH, quadE, quadF):
+        """Recompute H, E, F of quadrant (a, b) from its stored top row and left column.
+
+        Cells past a partial quadrant's edge hold values from clamped inputs;
+        the trace never visits them.
+        """
+        r0 = a * K
+        c0 = b * K
+        hr = min(K, m - r0)
+        wc = min(K, n - c0)
+        open_ext = go + ge
+        for c in range(KK):
+            x = rbb + (a * (n + 1) + c0 + min(c, wc)) * rbs
+            quadH[c] = rbH[x]
+            quadF[c] = rbF[x]
+            quadE[c] = NEG
+        for r in range(1, KK):
+            x = cbb + (b * (m + 1) + r0 + min(r, hr)) * cbs
+            quadH[r * KK] = cbH[x]
+            quadE[r * KK] = cbE[x]
+            quadF[r * KK] = NEG
+        for r in range(1, KK):
+            qi = q[qb + min(r0 + r - 1, m - 1) * qs]
+            for c in range(1, KK):
+                tj = t[tb + min(c0 + c - 1, n - 1) * ts]
+                e = max(quadH[r * KK + c - 1] - open_ext, quadE[r * KK + c - 1] - ge)
+                f = max(quadH[(r - 1) * KK + c] - open_ext, quadF[(r - 1) * KK + c] - ge)
+                v = max(quadH[(r - 1) * KK + c - 1] + score(sub, A, qi, tj), max(e, f))
+                if mode == LOCAL:
+                    v = max(v, 0)
+                quadH[r * KK + c] = v
+                quadE[r * KK + c] = e
+                quadF[r * KK + c] = f
+
+    @device_fn
+    def traceback(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, n_code, eqx, end_i, end_j,
+                  rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs, quadH, quadE, quadF, out, ob, os):
+        """Trace from (end_i, end_j) back through the quadrants; write the CIGAR.
+
+        Each quadrant takes at most 2K-1 steps, one cell each; a lane that is
+        done (at the quadrant's top or left edge, or stopped) is stuck and its
+        moves are no-ops until the warp vote ends the loop. Returns
+        ``(read_start, window_start, n_ops, nm)``.
+        """
+        i = end_i
+        j = end_j
+        st = ST_H
+        stopped = False
+        nm = 0
+        nout = 0
+        cur_op = -1
+        cur_len = 0
+        if mode == LOCAL:
+            nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, OP_S, m - end_i)
+        nquads = (m + K - 1) // K + (n + K - 1) // K + 1
+        for _ in range(nquads):
+            qdone = (i == 0) | (j == 0) | stopped
+            if vote_all(qdone):
+                break
+            a = (max(i, 1) - 1) // K
+            b = (max(j, 1) - 1) // K
+            load_quadrant(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, a, b,
+                          rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs, quadH, quadE, quadF)
+            r0 = a * K
+            c0 = b * K
+            li = i - r0
+            lj = j - c0
+            for _step in range(STEPS):
+                x = max(li, 1) * KK + max(lj, 1)
+                v = quadH[x]
+                stop_here = mode == LOCAL and st == ST_H and v == 0
+                stopped = stopped or (stop_here and not qdone and li > 0 and lj > 0)
+                done = qdone | stopped | (li == 0) | (lj == 0)
+                if vote_all(done):
+                    break
+                qc = q[qb + min(r0 + max(li, 1) - 1, m - 1) * qs]
+                tc = t[tb + min(c0 + max(lj, 1) - 1, n - 1) * ts]
+                isdiag = (st == ST_H) & (v == quadH[x - KK - 1] + score(sub, A, qc, tc))
+                up = (st == ST_F) or (st == ST_H and not isdiag and v == quadF[x])
+                left = not (isdiag or up)
+                same = (qc == tc) and (qc != n_code)
+                op = OP_I if up else (OP_D if left else (OP_EQ + np.int32(not same) if eqx else OP_M))
+                ext = (quadF[x] == quadF[x - KK] - ge) if up else (quadE[x] == quadE[x - 1] - ge)
+                live = not done
+                nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, op,
+                                             np.int32(live))
+                nm += np.int32(live and (up or left or not same))
+                if live:
+                    st = ST_H if isdiag else (ST_F if up & ext else (ST_E if left & ext else ST_H))
+                li -= np.int32((isdiag | up) & live)
+                lj -= np.int32((isdiag | left) & live)
+            i = r0 + li
+            j = c0 + lj
+        if not stopped and mode != LOCAL:
+            nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, OP_I, i)
+            nm += i
+            if mode == GLOBAL:
+                nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, OP_D, j)
+                nm += j
+                j = 0
+            i = 0
+        if mode == LOCAL:
+            nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, OP_S, i)
+        if cur_len > 0:
+            out[ob + nout * os] = (cur_len << 4) | cur_op
+            nout += 1
+        for x in range(nout // 2):
+            y = nout - 1 - x
+            tmp = out[ob + x * os]
+            out[ob + x * os] = out[ob + y * os]
+            out[ob + y * os] = tmp
+        return i, j, nout, nm
+
+    return SimpleNamespace(K=K, score=score, edge=edge, forward=forward, emit=emit,
+                           load_quadrant=load_quadrant, traceback=traceback,
+                           row_size=device_jit(boundary_row_size),
+                           col_size=device_jit(boundary_col_size))
