@@ -16,6 +16,7 @@ from functools import cache
 import numpy as np
 from numba import cuda, int16, int32
 
+from . import scored_quadrant
 from .disk_cache import cache_by_source
 from .quadrant import FAST_PATH_MAX, boundary_col_size, boundary_row_size, build
 from .simulator import simulated
@@ -108,6 +109,70 @@ def kernels(K: int, vote: bool = True):
     return forward_kernel, traceback_kernel, ns
 
 
+@cache
+def scored_kernels(K: int, vote: bool = True):
+    """The scored forward and traceback kernels (:mod:`.scored_quadrant`) for quadrant size ``K``.
+
+    Boundaries are int32 (H and F on strip rows, H and E on quadrant columns),
+    lane-interleaved like the edit kernels'; the working row and the quadrant
+    under traceback are thread-local.
+    """
+    ns = scored_quadrant.build(cuda.jit(device=True), vote_helper(vote), K)
+    forward = ns.forward
+    traceback = ns.traceback
+    QUAD = (K + 1) * (K + 1)
+    ROW = FAST_PATH_MAX + 1
+
+    @cuda.jit
+    def scored_forward_kernel(q, qoff, t, toff, mode, sub, A, go, ge, store, rbH, rbF, cbH, cbE,
+                              score, end_i, end_j):
+        """Score and end cell of lane ``p``'s pair; boundaries when ``store``."""
+        p = cuda.grid(1)
+        B = score.shape[0]
+        if p >= B:
+            return
+        rowH = cuda.local.array(ROW, int32)
+        rowF = cuda.local.array(ROW, int32)
+        stripH = cuda.local.array(K, int32)
+        stripE = cuda.local.array(K, int32)
+        qk = cuda.local.array(K, int32)
+        qb = qoff[p]
+        tb = toff[p]
+        sc, ei, ej = forward(q, qb, 1, qoff[p + 1] - qb, t, tb, 1, toff[p + 1] - tb, mode, sub, A,
+                             go, ge, store, rowH, rowF, 0, 1, rbH, rbF, p, B, cbH, cbE, p, B,
+                             stripH, stripE, qk)
+        score[p] = sc
+        end_i[p] = ei
+        end_j[p] = ej
+
+    @cuda.jit
+    def scored_traceback_kernel(q, qoff, t, toff, mode, sub, A, go, ge, n_code, eqx, rbH, rbF,
+                                cbH, cbE, end_i, end_j, out_off, out, q_start, ref_start, n_ops,
+                                nm):
+        """CIGAR runs of lane ``p``'s pair into ``out[out_off[p]:]``; its starts and NM."""
+        p = cuda.grid(1)
+        B = end_i.shape[0]
+        if p >= B:
+            return
+        quadH = cuda.local.array(QUAD, int32)
+        quadE = cuda.local.array(QUAD, int32)
+        quadF = cuda.local.array(QUAD, int32)
+        qb = qoff[p]
+        tb = toff[p]
+        si, sj, k, d = traceback(q, qb, 1, qoff[p + 1] - qb, t, tb, 1, toff[p + 1] - tb, mode,
+                                 sub, A, go, ge, n_code, eqx, end_i[p], end_j[p], rbH, rbF, p, B,
+                                 cbH, cbE, p, B, quadH, quadE, quadF, out, out_off[p], 1)
+        q_start[p] = si
+        ref_start[p] = sj
+        n_ops[p] = k
+        nm[p] = d
+
+    if not simulated():
+        for kernel in (scored_forward_kernel, scored_traceback_kernel):
+            cache_by_source(kernel, "cuda-scored", K, vote)
+    return scored_forward_kernel, scored_traceback_kernel
+
+
 @cuda.jit
 def _translate_kernel(codes, table):
     """``codes[i] = table[codes[i]]`` in place (ASCII bytes to DNA codes)."""
@@ -126,3 +191,9 @@ def translate_codes(codes, table, stream) -> None:
 def boundary_elements(m_max: int, n_max: int, K: int) -> tuple[int, int]:
     """Per-lane boundary-row and boundary-column elements for a batch's longest pair."""
     return boundary_row_size(m_max, n_max, K), boundary_col_size(m_max, n_max, K)
+
+
+def scored_boundary_elements(m_max: int, n_max: int, K: int) -> tuple[int, int]:
+    """Per-lane elements of each scored row array (H, F) and column array (H, E)."""
+    return (scored_quadrant.boundary_row_size(m_max, n_max, K),
+            scored_quadrant.boundary_col_size(m_max, n_max, K))

@@ -84,7 +84,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
     @device_fn
     def score(sub, A, a, b):
         """Substitution score of read code ``a`` against window code ``b``."""
-        return sub[a * A + b]
+        return sub[np.int32(a) * A + b]
 
     @device_fn
     def edge(mode, x, go, ge):

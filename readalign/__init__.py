@@ -13,6 +13,7 @@ from ._version import __version__
 from .api import align, edit_distance
 from .distance.cdist import SparseDistances, cdist
 from .engine.result import AlignResult
+from .engine.scoring import Scoring
 from .errors import BackendUnavailableError, InputError, ReadalignError
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "BackendUnavailableError",
     "InputError",
     "ReadalignError",
+    "Scoring",
     "SparseDistances",
     "__version__",
     "align",

@@ -4,36 +4,68 @@ from __future__ import annotations
 
 from .distance.pairwise import pairwise
 from .engine.batching import DEFAULT_K, align_packed, align_with
-from .engine.job import Job, check_counts, check_k, check_max_distance
-from .engine.packing import N_CODE, NO_N, check_same_kind, pack_dna, pack_text
+from .engine.job import Job, Scores, check_counts, check_k, check_max_distance
+from .engine.packing import N_CODE, NO_N, check_alphabet, check_same_kind, pack_dna, pack_text, pack_with
 from .engine.result import AlignResult
+from .engine.scoring import INVALID, Scoring
+from .kernels.scored_quadrant import GLOBAL, INFIX, LOCAL
 from .runtime import backends
 from .runtime.timing import stage
 
-MODES = ("infix", "global")
+MODES = ("infix", "global", "local")
+SCORED_MODES = {"global": GLOBAL, "infix": INFIX, "local": LOCAL}
 
 
 def align(reads, windows, mode: str = "infix", max_distance: int | None = None,
           backend: str = "auto", *, cigar: bool = True, eqx: bool = False, k: int = DEFAULT_K,
-          threads: int | None = None) -> AlignResult:
-    """Align ``reads[i]`` to ``windows[i]`` for every i; return distances, spans and CIGARs.
+          threads: int | None = None, scoring: Scoring | None = None) -> AlignResult:
+    """Align ``reads[i]`` to ``windows[i]`` for every i; return scores, spans and CIGARs.
 
-    ``reads`` and ``windows`` are equal-length lists (or 1-D arrays) of DNA as
-    ``str`` or ``bytes``; bases are upper-cased and anything but ACGT becomes
-    N, which never matches. ``mode="infix"`` aligns the read end to end with
-    free gaps at both ends of the window; ``"global"`` aligns both end to end.
-    Pairs whose distance exceeds ``max_distance`` report -1. ``cigar=False``
-    skips the traceback (distances and end columns only; ``ref_start`` is -1
-    in infix mode). ``eqx`` emits ``=``/``X`` instead of ``M``; ``k`` is the
-    quadrant size; ``threads`` caps CPU threads.
+    ``reads`` and ``windows`` are equal-length lists (or 1-D arrays) of ``str`` or
+    ``bytes``. Without ``scoring`` the cost is the exact edit distance of DNA: bases
+    are upper-cased and anything but ACGT becomes N, which never matches; pairs whose
+    distance exceeds ``max_distance`` report -1. With a :class:`Scoring` the
+    alignment maximises its score (affine gaps; DNA or a protein matrix).
+    ``mode="infix"`` aligns the read end to end with free gaps at both ends of the
+    window; ``"global"`` aligns both end to end; ``"local"`` (needs ``scoring``) the
+    best-scoring parts, the read's unaligned ends soft-clipped. ``cigar=False`` skips
+    the traceback; ``eqx`` emits ``=``/``X`` instead of ``M``; ``k`` is the quadrant
+    size; ``threads`` caps CPU threads.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    if scoring is not None:
+        return _align_scored(reads, windows, mode, max_distance, backend, cigar, eqx, k, threads,
+                             scoring)
+    if mode == "local":
+        raise ValueError("mode='local' needs a scoring, e.g. scoring=readalign.Scoring()")
     job = Job(infix=mode == "infix", max_distance=check_max_distance(max_distance),
               n_code=N_CODE, eqx=bool(eqx), with_cigar=bool(cigar), k=check_k(k))
     with stage("pack sequences", len(reads)):
         q = pack_dna(reads, "reads", lazy=True)
         t = pack_dna(windows, "windows", lazy=True)
+    return align_packed(q, t, job, backend, threads)
+
+
+def _align_scored(reads, windows, mode: str, max_distance, backend: str, cigar: bool, eqx: bool,
+                  k: int, threads: int | None, scoring: Scoring) -> AlignResult:
+    """:func:`align` with a :class:`Scoring`: check it, pack through its alphabet, dispatch."""
+    if not isinstance(scoring, Scoring):
+        raise TypeError(f"scoring must be a readalign.Scoring; got {type(scoring).__name__}")
+    if max_distance is not None:
+        raise ValueError("max_distance applies to edit distance; with a scoring leave it None")
+    if mode == "local":
+        scoring.check_local()
+    scores = Scores(SCORED_MODES[mode], scoring.flat(), len(scoring.alphabet), scoring.gap_open,
+                    scoring.gap_extend)
+    job = Job(infix=mode == "infix", max_distance=-1, n_code=scoring.n_code, eqx=bool(eqx),
+              with_cigar=bool(cigar), k=check_k(k), scores=scores)
+    with stage("pack sequences", len(reads)):
+        q = pack_with(reads, scoring.codes, "reads")
+        t = pack_with(windows, scoring.codes, "windows")
+    if not scoring.is_dna:
+        check_alphabet(q, INVALID, "reads", scoring.alphabet)
+        check_alphabet(t, INVALID, "windows", scoring.alphabet)
     return align_packed(q, t, job, backend, threads)
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..kernels.cpu import untraced_spans
 from ..kernels.quadrant import FAST_PATH_MAX
+from ..kernels.scored_quadrant import GLOBAL, INFIX, LOCAL
 from ..kernels.words import pairwise_long
 from ..runtime import backends, host_copy
 from ..runtime.timing import stage
@@ -23,6 +24,8 @@ from .packing import Packed
 from .result import AlignResult
 
 log = logging.getLogger("readalign")
+
+MODE_NAMES = {GLOBAL: "global", INFIX: "infix", LOCAL: "local"}
 
 LONG_PAIR = FAST_PATH_MAX
 """Pairs longer than this (read or window) take the long path: quadrants of at least
@@ -103,8 +106,12 @@ def _place_ops(pieces: list, n_ops: np.ndarray, offsets: np.ndarray, npairs: int
     return ops
 
 
-def _runner(name: str):
-    if name == "cuda":  # numba-cuda is imported only when the GPU is used
+def _runner(name: str, job: Job):
+    if name == "cuda" and job.scores is not None:  # numba-cuda only when the GPU is used
+        from . import cuda_scored
+
+        return cuda_scored.align_batch
+    if name == "cuda":
         from . import cuda_stream
 
         return cuda_stream.align_batch
@@ -113,7 +120,7 @@ def _runner(name: str):
 
 def _bit_parallel(job: Job) -> bool:
     """Whether a job is plain Levenshtein distance without alignments (what Myers' algorithm gives)."""
-    return not job.with_cigar and not job.infix and job.n_code < 0
+    return job.scores is None and not job.with_cigar and not job.infix and job.n_code < 0
 
 
 def _long_distances(q: Packed, t: Packed, idx: np.ndarray, job: Job, k: int,
@@ -128,6 +135,21 @@ def _long_distances(q: Packed, t: Packed, idx: np.ndarray, job: Job, k: int,
                       np.zeros(count, np.int64), [])
     untraced_spans(dist, t.lengths[idx], job.infix, res.ref_start, res.ref_end)
     return res
+
+
+class _ScoredArrays:
+    """The extra per-pair results of a scored call, in input order."""
+
+    def __init__(self, npairs: int) -> None:
+        self.score = np.empty(npairs, dtype=np.int32)
+        self.q_start = np.empty(npairs, dtype=np.int64)
+        self.q_end = np.empty(npairs, dtype=np.int64)
+
+    def put(self, idx: np.ndarray, res: BatchResult) -> None:
+        """Place a batch's results (batch order) at the pairs ``idx``."""
+        self.score[idx] = res.score
+        self.q_start[idx] = res.q_start
+        self.q_end[idx] = res.q_end
 
 
 def align_packed(q: Packed, t: Packed, job: Job, backend: str = "auto",
@@ -146,6 +168,7 @@ def align_with(q: Packed, t: Packed, job: Job, name: str, threads: int | None = 
     ref_start = np.empty(npairs, dtype=np.int64)
     ref_end = np.empty(npairs, dtype=np.int64)
     n_ops = np.empty(npairs, dtype=np.int64)
+    scored = _ScoredArrays(npairs) if job.scores is not None else None
     pieces: list[tuple[np.ndarray, np.ndarray]] = []
     with stage("sort by length", npairs):
         order = length_order(m, n)
@@ -156,7 +179,7 @@ def align_with(q: Packed, t: Packed, job: Job, name: str, threads: int | None = 
     for group, k, where in ((short, job.k, name), (long, max(job.k, LONG_K), "cpu")):
         if group.shape[0] == 0:
             continue
-        run = _long_distances if group is long and _bit_parallel(job) else _runner(where)
+        run = _long_distances if group is long and _bit_parallel(job) else _runner(where, job)
         bounds = budget_bounds(group, m, n, BATCH_CELLS[where], 1 << 24)
         for lo, hi in zip(bounds[:-1], bounds[1:]):
             idx = group[lo:hi]
@@ -166,8 +189,10 @@ def align_with(q: Packed, t: Packed, job: Job, name: str, threads: int | None = 
                 if idx.shape[0] == npairs and is_range(idx, 0):
                     dist, ref_start, ref_end, n_ops = res.dist, res.ref_start, res.ref_end, res.n_ops
                 else:
-                    scatter_results(idx, res.dist, res.ref_start, res.ref_end,
-                                                res.n_ops, dist, ref_start, ref_end, n_ops)
+                    scatter_results(idx, res.dist, res.ref_start, res.ref_end, res.n_ops, dist,
+                                    ref_start, ref_end, n_ops)
+            if scored is not None:
+                scored.put(idx, res)
             if job.with_cigar:
                 pieces.extend((idx[lo:hi], runs) for lo, hi, runs in res.ops)
     with stage("CIGARs to input order", npairs):
@@ -175,5 +200,9 @@ def align_with(q: Packed, t: Packed, job: Job, name: str, threads: int | None = 
         offsets[0] = 0
         np.cumsum(n_ops, out=offsets[1:])
         ops = _place_ops(pieces, n_ops, offsets, npairs)
-    mode = "infix" if job.infix else "global"
-    return AlignResult(dist, ref_start, ref_end, ops, offsets, mode, name)
+    if scored is None:
+        mode = "infix" if job.infix else "global"
+        return AlignResult(dist, ref_start, ref_end, ops, offsets, mode, name,
+                           read_lengths=q.lengths)
+    return AlignResult(dist, ref_start, ref_end, ops, offsets, MODE_NAMES[job.scores.mode], name,
+                       scored.score, (scored.q_start, scored.q_end))

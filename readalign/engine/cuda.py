@@ -30,8 +30,13 @@ def _lane_bytes(m_max: int, n_max: int, k: int, with_cigar: bool) -> int:
 
 
 def device_batches(m: np.ndarray, n: np.ndarray, k: int, with_cigar: bool, slots: int = 1,
-                   max_pairs: int | None = None) -> list[tuple[int, int]]:
-    """Split a length-sorted batch so each piece's buffers (``slots`` at once) fit in device memory."""
+                   max_pairs: int | None = None, lane_bytes=None) -> list[tuple[int, int]]:
+    """Split a length-sorted batch so each piece's buffers (``slots`` at once) fit in device memory.
+
+    ``lane_bytes(m_max, n_max, k, with_cigar)`` is what one lane needs (default: the
+    edit-distance kernels').
+    """
+    lane_bytes = lane_bytes or _lane_bytes
     budget = free_device_bytes() * MEMORY_FRACTION / slots
     cap = SIM_BATCH if simulated() else min(max_pairs or MAX_DEVICE_BATCH, MAX_DEVICE_BATCH)
     bounds = []
@@ -40,7 +45,7 @@ def device_batches(m: np.ndarray, n: np.ndarray, k: int, with_cigar: bool, slots
     while lo < total:
         hi = min(lo + cap, total)
         while hi - lo > 32:
-            need = (hi - lo) * _lane_bytes(int(m[lo:hi].max()), int(n[lo:hi].max()), k, with_cigar)
+            need = (hi - lo) * lane_bytes(int(m[lo:hi].max()), int(n[lo:hi].max()), k, with_cigar)
             if need <= budget:
                 break
             hi = lo + (hi - lo) // 2

@@ -14,8 +14,19 @@ from . import flatseq
 
 
 @dataclass(frozen=True)
+class Scores:
+    """Scored alignment: the mode and the tables :mod:`kernels.scored_quadrant` reads."""
+
+    mode: int  # kernels.scored_quadrant.GLOBAL, INFIX or LOCAL
+    sub: np.ndarray  # int32, sub[a * size + b]
+    size: int
+    gap_open: int
+    gap_extend: int
+
+
+@dataclass(frozen=True)
 class Job:
-    """What to compute for every pair of a call."""
+    """What to compute for every pair of a call (unit edit costs unless ``scores``)."""
 
     infix: bool
     max_distance: int  # -1: no limit
@@ -23,6 +34,7 @@ class Job:
     eqx: bool
     with_cigar: bool
     k: int
+    scores: Scores | None = None
 
 
 @dataclass
@@ -39,10 +51,15 @@ class BatchResult:
     ref_end: np.ndarray
     n_ops: np.ndarray
     ops: list
+    score: np.ndarray | None = None  # scored jobs: the score, and the aligned read span
+    q_start: np.ndarray | None = None
+    q_end: np.ndarray | None = None
 
 
-def slot_capacity(m: np.ndarray, n: np.ndarray, max_distance: int) -> np.ndarray:
-    """Worst-case CIGAR run count per pair: at most m+n runs and 2*distance+1."""
+def slot_capacity(m: np.ndarray, n: np.ndarray, max_distance: int, scored: bool = False) -> np.ndarray:
+    """Worst-case CIGAR run count per pair: at most m+n runs and 2*distance+1 (scored: m+n+2)."""
+    if scored:
+        return m + n + 2
     worst = np.maximum(m, n)
     if max_distance >= 0:
         worst = np.minimum(worst, max_distance)

@@ -154,16 +154,31 @@ def pack_dna(seqs: object, what: str = "sequences", lazy: bool = False) -> Packe
 
     ``lazy``: a fixed-width ``S``/``U`` array comes back as a :class:`GridPacked`.
     """
+    return pack_with(seqs, DNA_CODES, what, lazy)
+
+
+def pack_with(seqs: object, table: np.ndarray, what: str = "sequences",
+              lazy: bool = False) -> Packed | GridPacked:
+    """Pack letters through ``table`` (byte to code; str as Latin-1, anything else as ``?``)."""
     if _is_fixed_width(seqs):
-        return GridPacked(seqs, DNA_CODES) if lazy else _fixed_width(seqs, DNA_CODES)
+        return GridPacked(seqs, table) if lazy else _fixed_width(seqs, table)
     seqs = _as_list(seqs, what)
     kind = _kind(seqs, what)
     if kind is str:
         raw = "".join(seqs).encode("latin-1", errors="replace")
     else:
         raw = b"".join(seqs)
-    flat = flatseq.translate(np.frombuffer(raw, dtype=np.uint8), DNA_CODES)
+    flat = flatseq.translate(np.frombuffer(raw, dtype=np.uint8), table)
     return Packed(_with_pad(flat), _lengths(seqs))
+
+
+def check_alphabet(p: Packed, invalid: int, what: str, alphabet: str) -> None:
+    """ValueError naming the first sequence and position whose code is ``invalid``."""
+    bad = np.flatnonzero(p.data[:-1] == invalid)
+    if bad.shape[0]:
+        i = int(np.searchsorted(p.offsets, bad[0], side="right")) - 1
+        raise ValueError(f"{what}[{i}]: position {int(bad[0] - p.offsets[i])} is not one of the "
+                         f"scoring's letters ({alphabet})")
 
 
 def check_same_kind(a: Packed | GridPacked, b: Packed | GridPacked, a_name: str,

@@ -32,6 +32,34 @@ class AlignResult:
     cigar_offsets: np.ndarray
     mode: str
     backend: str
+    scores: np.ndarray | None = None  # scored alignment; None: unit edit costs
+    read_spans: tuple[np.ndarray, np.ndarray] | None = None
+    read_lengths: np.ndarray | None = None
+
+    @property
+    def score(self) -> np.ndarray:
+        """The optimal score (int32); with unit edit costs, minus the distance.
+
+        A pair without an alignment (past ``max_distance``) scores the int32 minimum.
+        """
+        if self.scores is not None:
+            return self.scores
+        return np.where(self.distance >= 0, -self.distance.astype(np.int64),
+                        np.iinfo(np.int32).min).astype(np.int32)
+
+    @property
+    def query_start(self) -> np.ndarray:
+        """First aligned read base (0 unless local mode clips the read; -1 when unaligned)."""
+        if self.read_spans is not None:
+            return self.read_spans[0]
+        return np.where(self.distance >= 0, 0, -1).astype(np.int64)
+
+    @property
+    def query_end(self) -> np.ndarray:
+        """One past the last aligned read base (the read's length unless clipped; -1 when unaligned)."""
+        if self.read_spans is not None:
+            return self.read_spans[1]
+        return np.where(self.distance >= 0, self.read_lengths, -1).astype(np.int64)
 
     def __len__(self) -> int:
         return self.distance.shape[0]

@@ -1,0 +1,103 @@
+"""GPU backend for scored alignment: the kernels of :func:`readalign.kernels.cuda.scored_kernels`.
+
+A host batch (length-sorted) is cut into device batches that fit the free device
+memory; each is gathered into contiguous arrays, copied in, run forward and back,
+and copied out. CIGAR slots are sized from the lengths alone (``m + n + 2`` runs),
+so the traceback is enqueued right behind the forward pass.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda
+
+from ..kernels.cuda import scored_boundary_elements, scored_kernels
+from ..kernels.quadrant import FAST_PATH_MAX
+from ..runtime.gpu_memory import DevicePool
+from .cuda import THREADS_PER_BLOCK, device_batches
+from .job import BatchResult, Job, gather_slices, slot_capacity
+from .packing import Packed, take
+
+
+def lane_bytes(m_max: int, n_max: int, k: int, with_cigar: bool) -> int:
+    """Device bytes one lane of a scored batch needs (int32 boundaries, CIGAR slots, sequences)."""
+    rows, cols = scored_boundary_elements(m_max, n_max, k) if with_cigar else (0, 0)
+    cigar = 4 * (m_max + n_max + 2) if with_cigar else 0
+    return 8 * (rows + cols) + cigar + m_max + n_max + 96
+
+
+def _to_device(pool: DevicePool, name: str, host: np.ndarray):
+    dev = pool.get(name, host.shape[0], host.dtype)
+    dev.copy_to_device(host, stream=pool.stream)
+    return dev
+
+
+def _run(pool: DevicePool, q: Packed, t: Packed, job: Job, k: int, out: BatchResult,
+         lo: int, hi: int, nm: np.ndarray) -> np.ndarray | None:
+    """Align the contiguous pairs ``q``/``t`` (batch positions ``lo:hi``); returns their runs."""
+    count = hi - lo
+    sc = job.scores
+    fwd, tb = scored_kernels(k)
+    m_max, n_max = int(q.lengths.max()), int(t.lengths.max())
+    assert m_max <= FAST_PATH_MAX and n_max <= FAST_PATH_MAX, "long pairs go to the CPU"
+    seqs = (_to_device(pool, "q", q.data), _to_device(pool, "qo", q.offsets),
+            _to_device(pool, "t", t.data), _to_device(pool, "to", t.offsets))
+    sub = _to_device(pool, "sub", sc.sub)
+    rows, cols = scored_boundary_elements(m_max, n_max, k) if job.with_cigar else (1, 1)
+    bufs = tuple(pool.get(name, size * count, np.int32)
+                 for name, size in (("rbH", rows), ("rbF", rows), ("cbH", cols), ("cbE", cols)))
+    score = pool.get("score", count, np.int32)
+    end_i = pool.get("end_i", count, np.int64)
+    end_j = pool.get("end_j", count, np.int64)
+    blocks = (count + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+    fwd[blocks, THREADS_PER_BLOCK, pool.stream](
+        *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, job.with_cigar, *bufs, score,
+        end_i, end_j)
+    score.copy_to_host(out.score[lo:hi], stream=pool.stream)
+    end_i.copy_to_host(out.q_end[lo:hi], stream=pool.stream)
+    end_j.copy_to_host(out.ref_end[lo:hi], stream=pool.stream)
+    if not job.with_cigar:
+        pool.stream.synchronize()
+        out.q_start[lo:hi] = -1
+        out.ref_start[lo:hi] = -1
+        out.n_ops[lo:hi] = 0
+        nm[lo:hi] = -1
+        return None
+    cap = slot_capacity(q.lengths, t.lengths, -1, scored=True)
+    slot_off = np.cumsum(cap) - cap
+    d_off = _to_device(pool, "slot_off", slot_off)
+    ops = pool.get("ops", int(cap.sum()), np.uint32)
+    q_start = pool.get("q_start", count, np.int64)
+    ref_start = pool.get("ref_start", count, np.int64)
+    n_ops = pool.get("n_ops", count, np.int64)
+    d_nm = pool.get("nm", count, np.int64)
+    tb[blocks, THREADS_PER_BLOCK, pool.stream](
+        *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, job.n_code, job.eqx, *bufs,
+        end_i, end_j, d_off, ops, q_start, ref_start, n_ops, d_nm)
+    q_start.copy_to_host(out.q_start[lo:hi], stream=pool.stream)
+    ref_start.copy_to_host(out.ref_start[lo:hi], stream=pool.stream)
+    n_ops.copy_to_host(out.n_ops[lo:hi], stream=pool.stream)
+    d_nm.copy_to_host(nm[lo:hi], stream=pool.stream)
+    slots = ops.copy_to_host(stream=pool.stream)
+    pool.stream.synchronize()
+    return gather_slices(slots, slot_off, out.n_ops[lo:hi])
+
+
+def align_batch(q: Packed, t: Packed, idx: np.ndarray, job: Job, k: int,
+                threads: int | None = None) -> BatchResult:
+    """The scored GPU backend: align the pairs ``idx`` (length-sorted); results in ``idx`` order."""
+    count = idx.shape[0]
+    out = BatchResult(np.empty(count, np.int32), np.empty(count, np.int64),
+                      np.empty(count, np.int64), np.empty(count, np.int64), [],
+                      np.empty(count, np.int32), np.empty(count, np.int64),
+                      np.empty(count, np.int64))
+    nm = np.empty(count, np.int64)
+    pool = DevicePool(cuda.stream())
+    m, n = q.lengths[idx], t.lengths[idx]
+    for lo, hi in device_batches(m, n, k, job.with_cigar, lane_bytes=lane_bytes):
+        part = idx[lo:hi]
+        runs = _run(pool, take(q, part), take(t, part), job, k, out, lo, hi, nm)
+        if runs is not None:
+            out.ops.append((lo, hi, runs))
+    out.dist[:] = nm
+    return out
