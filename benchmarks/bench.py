@@ -261,14 +261,33 @@ def main() -> None:
     ap.add_argument("--paper", action="store_true", help="12,582,720 pairs of 32-char strings")
     ap.add_argument("--paper-pairs", type=int, default=PAPER_PAIRS)
     ap.add_argument("--ablation", action="store_true", help="warp vote on/off, k = 8/16/32")
+    ap.add_argument("--scored", action="store_true",
+                    help="scored alignment: 150 bp local/global (1,4,6,1) and 300-residue protein "
+                         "(BLOSUM62 10,1) against parasail and GASAL2")
+    ap.add_argument("--scored-only", action="store_true",
+                    help="run only the --scored rows (no edit-distance rows)")
+    ap.add_argument("--protein-pairs", type=int, default=200_000,
+                    help="protein pairs of the --scored rows")
     ap.add_argument("--json", help="write every number here")
     args = ap.parse_args()
 
     gpu = backends.cuda_status()[0]
     table: list = []
-    peers: dict = {"edlib": {}, "wfa2": {}}
+    peers: dict = {"edlib": {}, "wfa2": {}, "parasail": {}, "gasal2": {}}
     print(f"device: {device_name()}", flush=True)
-    for L in (int(x) for x in args.lengths.split(",")):
+    if args.scored or args.scored_only:
+        def scored_row(name, pairs, ncells, seconds, group, peer=None, detail=None):
+            rec = row(table, name, pairs, ncells, seconds, group=group, detail=detail)
+            if peer and seconds:
+                peers[peer][group] = rec["pairs_per_s"]
+            print_table(table[-1:], peers)
+
+        from ._scored import rows as scored_rows
+
+        scored_rows(args.pairs, args.protein_pairs, args.workers,
+                    args.peer_pairs or args.pairs, gpu, scored_row)
+    lengths = [] if args.scored_only else [int(x) for x in args.lengths.split(",")]
+    for L in lengths:
         reads, windows = simulate(args.pairs, L, 10, seed=L)
         nc = cells(reads, windows)
         group = f"{L}bp"
@@ -300,7 +319,7 @@ def main() -> None:
                 nc * n // args.pairs, sec, group=group)
         print_table(table, peers)
         print(flush=True)
-    if args.paper:
+    if args.paper and not args.scored_only:
         a, b = paper_pairs(args.paper_pairs, seed=32)
         nc = args.paper_pairs * 32 * 32
         if gpu:
@@ -313,7 +332,7 @@ def main() -> None:
             rec["speedup_vs_gtx275_6.95s"] = 6.95 * (PAPER_PAIRS / args.paper_pairs) / sec
             print(f"paper workload: {sec:.3f} s for {args.paper_pairs} pairs = "
                   f"{rec['speedup_vs_gtx275_6.95s']:.0f}x the paper's 6.95 s")
-    if args.ablation and gpu:
+    if args.ablation and gpu and not args.scored_only:
         reads, windows = simulate(min(args.pairs, 1_000_000), 150, 10, seed=7)
         for k in (8, 16, 32):
             for vote in (True, False):

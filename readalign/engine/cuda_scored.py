@@ -32,27 +32,65 @@ def _to_device(pool: DevicePool, name: str, host: np.ndarray):
     return dev
 
 
-def _run(pool: DevicePool, q: Packed, t: Packed, job: Job, k: int, out: BatchResult,
-         lo: int, hi: int, nm: np.ndarray) -> np.ndarray | None:
-    """Align the contiguous pairs ``q``/``t`` (batch positions ``lo:hi``); returns their runs."""
-    count = hi - lo
+def upload(pool: DevicePool, q: Packed, t: Packed, job: Job) -> tuple:
+    """Enqueue the copies of a device batch's sequences and the substitution table."""
+    return (_to_device(pool, "q", q.data), _to_device(pool, "qo", q.offsets),
+            _to_device(pool, "t", t.data), _to_device(pool, "to", t.offsets),
+            _to_device(pool, "sub", job.scores.sub))
+
+
+def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m_max: int,
+                   n_max: int) -> tuple:
+    """Enqueue the scored forward kernel; returns ``(boundaries, score, end_i, end_j)`` on the device."""
     sc = job.scores
-    fwd, tb = scored_kernels(k)
-    m_max, n_max = int(q.lengths.max()), int(t.lengths.max())
-    assert m_max <= FAST_PATH_MAX and n_max <= FAST_PATH_MAX, "long pairs go to the CPU"
-    seqs = (_to_device(pool, "q", q.data), _to_device(pool, "qo", q.offsets),
-            _to_device(pool, "t", t.data), _to_device(pool, "to", t.offsets))
-    sub = _to_device(pool, "sub", sc.sub)
     rows, cols = scored_boundary_elements(m_max, n_max, k) if job.with_cigar else (1, 1)
     bufs = tuple(pool.get(name, size * count, np.int32)
                  for name, size in (("rbH", rows), ("rbF", rows), ("cbH", cols), ("cbE", cols)))
     score = pool.get("score", count, np.int32)
     end_i = pool.get("end_i", count, np.int64)
     end_j = pool.get("end_j", count, np.int64)
-    blocks = (count + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
-    fwd[blocks, THREADS_PER_BLOCK, pool.stream](
+    *seqs, sub = dev
+    scored_kernels(k)[0][_blocks(count), THREADS_PER_BLOCK, pool.stream](
         *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, job.with_cigar, *bufs, score,
         end_i, end_j)
+    return bufs, score, end_i, end_j
+
+
+def launch_traceback(pool: DevicePool, dev: tuple, job: Job, k: int, fwd: tuple, d_off,
+                     total_ops: int) -> tuple:
+    """Enqueue the scored traceback; returns ``(ops, q_start, ref_start, n_ops, nm)`` on the device."""
+    sc = job.scores
+    count = d_off.shape[0]
+    bufs, _score, end_i, end_j = fwd
+    out = (pool.get("ops", total_ops, np.uint32), pool.get("q_start", count, np.int64),
+           pool.get("ref_start", count, np.int64), pool.get("n_ops", count, np.int64),
+           pool.get("nm", count, np.int64))
+    *seqs, sub = dev
+    scored_kernels(k)[1][_blocks(count), THREADS_PER_BLOCK, pool.stream](
+        *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, job.n_code, job.eqx, *bufs,
+        end_i, end_j, d_off, out[0], *out[1:])
+    return out
+
+
+def slot_offsets(q: Packed, t: Packed) -> tuple[np.ndarray, int]:
+    """Each pair's first CIGAR slot (``m + n + 2`` runs each) and the total."""
+    cap = slot_capacity(q.lengths, t.lengths, -1, scored=True)
+    return np.cumsum(cap) - cap, int(cap.sum())
+
+
+def _blocks(count: int) -> int:
+    return (count + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+
+
+def _run(pool: DevicePool, q: Packed, t: Packed, job: Job, k: int, out: BatchResult,
+         lo: int, hi: int, nm: np.ndarray) -> np.ndarray | None:
+    """Align the contiguous pairs ``q``/``t`` (batch positions ``lo:hi``); returns their runs."""
+    count = hi - lo
+    m_max, n_max = int(q.lengths.max()), int(t.lengths.max())
+    assert m_max <= FAST_PATH_MAX and n_max <= FAST_PATH_MAX, "long pairs go to the CPU"
+    dev = upload(pool, q, t, job)
+    fwd = launch_forward(pool, dev, job, k, count, m_max, n_max)
+    _bufs, score, end_i, end_j = fwd
     score.copy_to_host(out.score[lo:hi], stream=pool.stream)
     end_i.copy_to_host(out.q_end[lo:hi], stream=pool.stream)
     end_j.copy_to_host(out.ref_end[lo:hi], stream=pool.stream)
@@ -63,17 +101,9 @@ def _run(pool: DevicePool, q: Packed, t: Packed, job: Job, k: int, out: BatchRes
         out.n_ops[lo:hi] = 0
         nm[lo:hi] = -1
         return None
-    cap = slot_capacity(q.lengths, t.lengths, -1, scored=True)
-    slot_off = np.cumsum(cap) - cap
-    d_off = _to_device(pool, "slot_off", slot_off)
-    ops = pool.get("ops", int(cap.sum()), np.uint32)
-    q_start = pool.get("q_start", count, np.int64)
-    ref_start = pool.get("ref_start", count, np.int64)
-    n_ops = pool.get("n_ops", count, np.int64)
-    d_nm = pool.get("nm", count, np.int64)
-    tb[blocks, THREADS_PER_BLOCK, pool.stream](
-        *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, job.n_code, job.eqx, *bufs,
-        end_i, end_j, d_off, ops, q_start, ref_start, n_ops, d_nm)
+    slot_off, total = slot_offsets(q, t)
+    ops, q_start, ref_start, n_ops, d_nm = launch_traceback(
+        pool, dev, job, k, fwd, _to_device(pool, "slot_off", slot_off), total)
     q_start.copy_to_host(out.q_start[lo:hi], stream=pool.stream)
     ref_start.copy_to_host(out.ref_start[lo:hi], stream=pool.stream)
     n_ops.copy_to_host(out.n_ops[lo:hi], stream=pool.stream)
