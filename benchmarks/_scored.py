@@ -167,13 +167,15 @@ def time_gasal2(q, t, kind: str, workers: int) -> tuple[float | None, str]:
         cmd = [os.path.abspath(GASAL2), "-t", "-y", kind, "-n", str(workers),
                os.path.join(d, "q.fa"), os.path.join(d, "t.fa")]
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=d)
-    found = re.search(r"Total execution time \(in milliseconds\):\s*([\d.]+)", out.stdout)
+    found = re.search(r"Total execution time \(in milliseconds\):\s*([\d.]+)",
+                      out.stdout + out.stderr)
     if out.returncode or not found:
         return None, f"failed (exit {out.returncode}): {(out.stderr or out.stdout)[-200:]}"
     return float(found.group(1)) / 1e3, "ok"
 
 
-def rows(pairs: int, protein_pairs: int, workers: int, peer_pairs: int, gpu: bool, row) -> None:
+def rows(pairs: int, protein_pairs: int, workers: int, peer_pairs: int, gpu: bool, row,
+         ablation_k: tuple[int, ...] = ()) -> None:
     """Measure every scored workload; ``row(name, pairs, cells, seconds, group, peer=, detail=)``
     records one (``peer``: the peer's name, its rate the ratios' base)."""
     q, t = dna_workload(pairs)
@@ -196,6 +198,10 @@ def rows(pairs: int, protein_pairs: int, workers: int, peer_pairs: int, gpu: boo
                 kr["seconds"], group, detail=kr)
             row(f"{group} readalign GPU API, lists of str (CIGAR)", pairs, cells,
                 time_api(q, t, mode, dna, True), group)
+    for k in ablation_k if gpu else ():
+        kr = time_kernels(q, t, LOCAL, dna, True, k=k)
+        row(f"ablation scored 150bp local k={k} (CIGAR)", kr["pairs"], kr["cells"], kr["seconds"],
+            "scored ablation", detail=kr)
     pq, pt = protein_workload(protein_pairs)
     blosum = Scoring(matrix="BLOSUM62", gap_open=10, gap_extend=1)
     pc = _cells(pq, pt)

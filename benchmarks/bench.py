@@ -260,7 +260,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=os.cpu_count(), help="peer processes")
     ap.add_argument("--paper", action="store_true", help="12,582,720 pairs of 32-char strings")
     ap.add_argument("--paper-pairs", type=int, default=PAPER_PAIRS)
-    ap.add_argument("--ablation", action="store_true", help="warp vote on/off, k = 8/16/32")
+    ap.add_argument("--ablation", action="store_true",
+                    help="warp vote on/off, k = 8/16/32 (with --scored: k = 8/16/32 of the scored kernel)")
     ap.add_argument("--scored", action="store_true",
                     help="scored alignment: 150 bp local/global (1,4,6,1) and 300-residue protein "
                          "(BLOSUM62 10,1) against parasail and GASAL2")
@@ -285,7 +286,8 @@ def main() -> None:
         from ._scored import rows as scored_rows
 
         scored_rows(args.pairs, args.protein_pairs, args.workers,
-                    args.peer_pairs or args.pairs, gpu, scored_row)
+                    args.peer_pairs or args.pairs, gpu, scored_row,
+                    (8, 16, 32) if args.ablation else ())
     lengths = [] if args.scored_only else [int(x) for x in args.lengths.split(",")]
     for L in lengths:
         reads, windows = simulate(args.pairs, L, 10, seed=L)

@@ -122,6 +122,16 @@ def scored_kernels(K: int, vote: bool = True):
     traceback = ns.traceback
     QUAD = (K + 1) * (K + 1)
     ROW = FAST_PATH_MAX + 1
+    SUB = scored_quadrant.MAX_ALPHABET * scored_quadrant.MAX_ALPHABET
+
+    @cuda.jit(device=True)
+    def shared_sub(sub, A):
+        """The substitution matrix in shared memory (every lane reads it once per cell)."""
+        s = cuda.shared.array(SUB, int32)
+        for x in range(cuda.threadIdx.x, A * A, cuda.blockDim.x):
+            s[x] = sub[x]
+        cuda.syncthreads()
+        return s
 
     @cuda.jit
     def scored_forward_kernel(q, qoff, t, toff, mode, sub, A, go, ge, store, rbH, rbF, cbH, cbE,
@@ -129,6 +139,7 @@ def scored_kernels(K: int, vote: bool = True):
         """Score and end cell of lane ``p``'s pair; boundaries when ``store``."""
         p = cuda.grid(1)
         B = score.shape[0]
+        sub = shared_sub(sub, A)
         if p >= B:
             return
         rowH = cuda.local.array(ROW, int32)
@@ -152,6 +163,7 @@ def scored_kernels(K: int, vote: bool = True):
         """CIGAR runs of lane ``p``'s pair into ``out[out_off[p]:]``; its starts and NM."""
         p = cuda.grid(1)
         B = end_i.shape[0]
+        sub = shared_sub(sub, A)
         if p >= B:
             return
         quadH = cuda.local.array(QUAD, int32)

@@ -46,6 +46,8 @@ GLOBAL = 0
 INFIX = 1
 LOCAL = 2
 OP_S = 4
+MAX_ALPHABET = 64
+"""Most letters a scoring's alphabet may have (the GPU keeps the matrix in shared memory)."""
 NEG = -(1 << 29)
 """Minus infinity for scores: far below any alignment, far above int32's end."""
 ST_H = 0

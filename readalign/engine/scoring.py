@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..kernels.scored_quadrant import MAX_ALPHABET
 from .matrices import ALPHABET, MATRICES
 from .packing import DNA_CODES, N_CODE, NO_N
 
@@ -35,6 +36,8 @@ def _user_matrix(matrix: object, alphabet: object) -> tuple[np.ndarray, str]:
     if not isinstance(alphabet, str) or not alphabet:
         raise ValueError("alphabet must be given (a str of the matrix's letters) with a user matrix")
     letters = alphabet.upper()
+    if len(letters) > MAX_ALPHABET:
+        raise ValueError(f"alphabet has {len(letters)} letters; at most {MAX_ALPHABET}")
     if len(set(letters)) != len(letters):
         raise ValueError(f"alphabet has a repeated letter: {alphabet!r}")
     size = len(letters)
