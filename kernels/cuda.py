@@ -125,13 +125,11 @@ def scored_kernels(K: int, vote: bool = True):
     SUB = scored_quadrant.MAX_ALPHABET * scored_quadrant.MAX_ALPHABET
 
     @cuda.jit(device=True)
-    def shared_sub(sub, A):
-        """The substitution matrix in shared memory (every lane reads it once per cell)."""
-        s = cuda.shared.array(SUB, int32)
+    def fill_shared(dst, sub, A):
+        """Copy the substitution matrix into the block's shared ``dst`` (read once per cell)."""
         for x in range(cuda.threadIdx.x, A * A, cuda.blockDim.x):
-            s[x] = sub[x]
+            dst[x] = sub[x]
         cuda.syncthreads()
-        return s
 
     @cuda.jit
     def scored_forward_kernel(q, qoff, t, toff, mode, sub, A, go, ge, store, rbH, rbF, cbH, cbE,
@@ -139,7 +137,8 @@ def scored_kernels(K: int, vote: bool = True):
         """Score and end cell of lane ``p``'s pair; boundaries when ``store``."""
         p = cuda.grid(1)
         B = score.shape[0]
-        sub = shared_sub(sub, A)
+        shared = cuda.shared.array(SUB, int32)
+        fill_shared(shared, sub, A)
         if p >= B:
             return
         rowH = cuda.local.array(ROW, int32)
@@ -149,7 +148,7 @@ def scored_kernels(K: int, vote: bool = True):
         qk = cuda.local.array(K, int32)
         qb = qoff[p]
         tb = toff[p]
-        sc, ei, ej = forward(q, qb, 1, qoff[p + 1] - qb, t, tb, 1, toff[p + 1] - tb, mode, sub, A,
+        sc, ei, ej = forward(q, qb, 1, qoff[p + 1] - qb, t, tb, 1, toff[p + 1] - tb, mode, shared, A,
                              go, ge, store, rowH, rowF, 0, 1, rbH, rbF, p, B, cbH, cbE, p, B,
                              stripH, stripE, qk)
         score[p] = sc
@@ -163,7 +162,8 @@ def scored_kernels(K: int, vote: bool = True):
         """CIGAR runs of lane ``p``'s pair into ``out[out_off[p]:]``; its starts and NM."""
         p = cuda.grid(1)
         B = end_i.shape[0]
-        sub = shared_sub(sub, A)
+        shared = cuda.shared.array(SUB, int32)
+        fill_shared(shared, sub, A)
         if p >= B:
             return
         quadH = cuda.local.array(QUAD, int32)
@@ -172,7 +172,7 @@ def scored_kernels(K: int, vote: bool = True):
         qb = qoff[p]
         tb = toff[p]
         si, sj, k, d = traceback(q, qb, 1, qoff[p + 1] - qb, t, tb, 1, toff[p + 1] - tb, mode,
-                                 sub, A, go, ge, n_code, eqx, end_i[p], end_j[p], rbH, rbF, p, B,
+                                 shared, A, go, ge, n_code, eqx, end_i[p], end_j[p], rbH, rbF, p, B,
                                  cbH, cbE, p, B, quadH, quadE, quadF, out, out_off[p], 1)
         q_start[p] = si
         ref_start[p] = sj
