@@ -70,7 +70,7 @@ def time_api(q, t, mode: str, scoring: Scoring, cigar: bool, repeats: int = 2) -
     return best
 
 
-def time_kernels(q, t, mode: int, scoring: Scoring, cigar: bool, k: int = 16,
+def time_kernels(q, t, mode: int, scoring: Scoring, cigar: bool, k: int = 8,
                  repeats: int = 3) -> dict:
     """Kernel-only seconds (CUDA events) of the engine's scored launches on the first device batch."""
     from numba import cuda

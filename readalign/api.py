@@ -14,10 +14,13 @@ from .runtime.timing import stage
 
 MODES = ("infix", "global", "local")
 SCORED_MODES = {"global": GLOBAL, "infix": INFIX, "local": LOCAL}
+SCORED_K = 8
+"""Quadrant size of scored alignment: k = 8 ran 153 GCUPS, 16 ran 116, 32 ran 94 (H100,
+150 bp local with CIGAR; benchmarks/RESULTS.md, 2026-11-24)."""
 
 
 def align(reads, windows, mode: str = "infix", max_distance: int | None = None,
-          backend: str = "auto", *, cigar: bool = True, eqx: bool = False, k: int = DEFAULT_K,
+          backend: str = "auto", *, cigar: bool = True, eqx: bool = False, k: int | None = None,
           threads: int | None = None, scoring: Scoring | None = None) -> AlignResult:
     """Align ``reads[i]`` to ``windows[i]`` for every i; return scores, spans and CIGARs.
 
@@ -30,7 +33,8 @@ def align(reads, windows, mode: str = "infix", max_distance: int | None = None,
     window; ``"global"`` aligns both end to end; ``"local"`` (needs ``scoring``) the
     best-scoring parts, the read's unaligned ends soft-clipped. ``cigar=False`` skips
     the traceback; ``eqx`` emits ``=``/``X`` instead of ``M``; ``k`` is the quadrant
-    size; ``threads`` caps CPU threads.
+    size (default 16 for edit distance, 8 with a scoring: the fastest measured on an H100);
+    ``threads`` caps CPU threads.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
@@ -40,7 +44,8 @@ def align(reads, windows, mode: str = "infix", max_distance: int | None = None,
     if mode == "local":
         raise ValueError("mode='local' needs a scoring, e.g. scoring=readalign.Scoring()")
     job = Job(infix=mode == "infix", max_distance=check_max_distance(max_distance),
-              n_code=N_CODE, eqx=bool(eqx), with_cigar=bool(cigar), k=check_k(k))
+              n_code=N_CODE, eqx=bool(eqx), with_cigar=bool(cigar),
+              k=check_k(DEFAULT_K if k is None else k))
     with stage("pack sequences", len(reads)):
         q = pack_dna(reads, "reads", lazy=True)
         t = pack_dna(windows, "windows", lazy=True)
@@ -59,7 +64,7 @@ def _align_scored(reads, windows, mode: str, max_distance, backend: str, cigar: 
     scores = Scores(SCORED_MODES[mode], scoring.flat(), len(scoring.alphabet), scoring.gap_open,
                     scoring.gap_extend)
     job = Job(infix=mode == "infix", max_distance=-1, n_code=scoring.n_code, eqx=bool(eqx),
-              with_cigar=bool(cigar), k=check_k(k), scores=scores)
+              with_cigar=bool(cigar), k=check_k(SCORED_K if k is None else k), scores=scores)
     with stage("pack sequences", len(reads)):
         q = pack_with(reads, scoring.codes, "reads")
         t = pack_with(windows, scoring.codes, "windows")

@@ -190,7 +190,8 @@ def test_numpy_string_arrays_and_threads():
 
 
 @pytest.mark.parametrize(("kwargs", "exc", "text"), [
-    ({"mode": "local"}, ValueError, "mode must be one of"),
+    ({"mode": "semiglobal"}, ValueError, "mode must be one of"),
+    ({"mode": "local"}, ValueError, "needs a scoring"),
     ({"max_distance": -1}, ValueError, "max_distance"),
     ({"max_distance": 1.5}, TypeError, "max_distance"),
     ({"backend": "tpu"}, ValueError, "backend must be one of"),
