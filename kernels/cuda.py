@@ -186,6 +186,24 @@ def scored_kernels(K: int, vote: bool = True):
 
 
 @cuda.jit
+def _compact_runs_kernel(ops, slot_off, n_ops, out_off, out):
+    """Lane p's ``n_ops[p]`` runs from ``ops[slot_off[p]:]`` to ``out[out_off[p]:]``."""
+    p = cuda.grid(1)
+    if p < n_ops.shape[0]:
+        src = slot_off[p]
+        dst = out_off[p]
+        for x in range(n_ops[p]):
+            out[dst + x] = ops[src + x]
+
+
+def compact_runs(ops, slot_off, n_ops, out_off, out, stream) -> None:
+    """Pack each lane's CIGAR runs end to end on the device (worst-case slots to exact size)."""
+    n = n_ops.shape[0]
+    if n:
+        _compact_runs_kernel[(n + 127) // 128, 128, stream](ops, slot_off, n_ops, out_off, out)
+
+
+@cuda.jit
 def _translate_kernel(codes, table):
     """``codes[i] = table[codes[i]]`` in place (ASCII bytes to DNA codes)."""
     i = cuda.grid(1)

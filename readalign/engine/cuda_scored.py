@@ -3,7 +3,8 @@
 A host batch (length-sorted) is cut into device batches that fit the free device
 memory; each is gathered into contiguous arrays, copied in, run forward and back,
 and copied out. CIGAR slots are sized from the lengths alone (``m + n + 2`` runs),
-so the traceback is enqueued right behind the forward pass.
+so the traceback is enqueued right behind the forward pass; the runs are then packed end
+to end on the device, so only the CIGARs' real size crosses back to the host.
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from ..kernels.cuda import scored_boundary_elements, scored_kernels
+from ..kernels.cuda import compact_runs, scored_boundary_elements, scored_kernels
 from ..kernels.quadrant import FAST_PATH_MAX
 from ..runtime.gpu_memory import DevicePool
 from .cuda import THREADS_PER_BLOCK, device_batches
-from .job import BatchResult, Job, gather_slices, slot_capacity
+from .job import BatchResult, Job, slot_capacity
 from .packing import Packed, take
 
 
@@ -102,15 +103,22 @@ def _run(pool: DevicePool, q: Packed, t: Packed, job: Job, k: int, out: BatchRes
         nm[lo:hi] = -1
         return None
     slot_off, total = slot_offsets(q, t)
-    ops, q_start, ref_start, n_ops, d_nm = launch_traceback(
-        pool, dev, job, k, fwd, _to_device(pool, "slot_off", slot_off), total)
+    d_slot = _to_device(pool, "slot_off", slot_off)
+    ops, q_start, ref_start, n_ops, d_nm = launch_traceback(pool, dev, job, k, fwd, d_slot, total)
     q_start.copy_to_host(out.q_start[lo:hi], stream=pool.stream)
     ref_start.copy_to_host(out.ref_start[lo:hi], stream=pool.stream)
     n_ops.copy_to_host(out.n_ops[lo:hi], stream=pool.stream)
     d_nm.copy_to_host(nm[lo:hi], stream=pool.stream)
-    slots = ops.copy_to_host(stream=pool.stream)
     pool.stream.synchronize()
-    return gather_slices(slots, slot_off, out.n_ops[lo:hi])
+    counts = out.n_ops[lo:hi]
+    out_off = np.zeros(count, np.int64)
+    np.cumsum(counts[:-1], out=out_off[1:])
+    used = int(counts.sum())
+    runs = pool.get("runs", used, np.uint32)
+    compact_runs(ops, d_slot, n_ops, _to_device(pool, "out_off", out_off), runs, pool.stream)
+    host = runs.copy_to_host(stream=pool.stream)
+    pool.stream.synchronize()
+    return host[:used]
 
 
 def align_batch(q: Packed, t: Packed, idx: np.ndarray, job: Job, k: int,
