@@ -110,7 +110,7 @@ def _parasail_score(parasail, mode: str, q: str, t: str, go: int, ge: int, matri
 
 def test_oracle_and_engine_agree_with_parasail():
     """Scores of N-free DNA (several scorings) and BLOSUM62 protein equal parasail's."""
-    parasail = require_module("parasail", "test")
+    parasail = require_module("parasail", "test-extra")
     rng = np.random.default_rng(5)
     dna_q = ["".join(rng.choice(list("ACGT"), rng.integers(0, 120))) for _ in range(60)]
     dna_t = [q[3:] + "".join(rng.choice(list("ACGT"), rng.integers(0, 30))) if i % 2 else
@@ -137,7 +137,7 @@ def test_oracle_and_engine_agree_with_parasail():
 
 def test_long_pairs_take_the_cpu_path_and_stay_exact():
     """Pairs past the 1,024-base fast path: scores equal parasail's, CIGARs re-score."""
-    parasail = require_module("parasail", "test")
+    parasail = require_module("parasail", "test-extra")
     rng = np.random.default_rng(8)
     t = "".join(rng.choice(list("ACGT"), 1400))
     q = t[100:1300].replace("ACG", "AG").replace("TTT", "TAT")
