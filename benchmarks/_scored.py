@@ -20,10 +20,11 @@ import time
 import numpy as np
 from readalign.kernels.scored_quadrant import GLOBAL, LOCAL
 
-import readalign
 from readalign.engine.job import Job, Scores
 from readalign.engine.packing import pack_with
 from readalign.engine.scoring import Scoring
+
+from ._pairs import simulate, time_api
 
 DNA_SCORING = (1, 4, 6, 1)
 PROTEIN = "ACDEFGHIKLMNPQRSTVWY"
@@ -32,8 +33,6 @@ GASAL2 = os.path.join(".peers", "gasal2", "test_prog", "test_prog.out")
 
 def dna_workload(count: int, seed: int = 150) -> tuple[list[str], list[str]]:
     """Reads and windows as lists of str (what most callers pass)."""
-    from .bench import simulate
-
     reads, windows = simulate(count, 150, 10, seed=seed)
     rng = np.random.default_rng(seed)
     acgt = np.array(list("ACGT"))
@@ -57,17 +56,6 @@ def protein_workload(count: int, seed: int = 300) -> tuple[list[str], list[str]]
 
 def _cells(q: list[str], t: list[str]) -> int:
     return int(sum(len(x) * len(y) for x, y in zip(q, t, strict=True)))
-
-
-def time_api(q, t, mode: str, scoring: Scoring, cigar: bool, repeats: int = 2) -> float:
-    """Best-of seconds of ``readalign.align`` from lists of str to result arrays."""
-    readalign.align(q[:2000], t[:2000], mode=mode, scoring=scoring, cigar=cigar)
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        readalign.align(q, t, mode=mode, scoring=scoring, cigar=cigar)
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def time_kernels(q, t, mode: int, scoring: Scoring, cigar: bool, k: int = 8,
@@ -197,7 +185,7 @@ def rows(pairs: int, protein_pairs: int, workers: int, peer_pairs: int, gpu: boo
             row(f"{group} readalign GPU kernel-only (CIGAR)", kr["pairs"], kr["cells"],
                 kr["seconds"], group, detail=kr)
             row(f"{group} readalign GPU API, lists of str (CIGAR)", pairs, cells,
-                time_api(q, t, mode, dna, True), group)
+                time_api(q, t, 2, mode=mode, scoring=dna), group)
     for k in ablation_k if gpu else ():
         kr = time_kernels(q, t, LOCAL, dna, True, k=k)
         row(f"ablation scored 150bp local k={k} (CIGAR)", kr["pairs"], kr["cells"], kr["seconds"],
@@ -217,4 +205,4 @@ def rows(pairs: int, protein_pairs: int, workers: int, peer_pairs: int, gpu: boo
             row(f"{group} readalign GPU kernel-only ({kind})", kr["pairs"], kr["cells"],
                 kr["seconds"], group, detail=kr)
             row(f"{group} readalign GPU API ({kind})", protein_pairs, pc,
-                time_api(pq, pt, "local", blosum, cigar), group)
+                time_api(pq, pt, 2, mode="local", scoring=blosum, cigar=cigar), group)

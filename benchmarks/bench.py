@@ -26,40 +26,14 @@ import time
 
 import numpy as np
 
-import readalign
 from readalign.engine.batching import DEFAULT_K, length_order
 from readalign.engine.job import Job
 from readalign.engine.packing import N_CODE, pack_dna
 from readalign.runtime import backends
 
+from ._pairs import ACGT, simulate, time_api
 from ._plain_nw import plain_nw_infix
-
-ACGT = np.frombuffer(b"ACGT", dtype=np.uint8)
-
-
-def simulate(count: int, read_len: int, pad: int, seed: int,
-             sub: float = 0.02, indel: float = 0.002) -> tuple[np.ndarray, np.ndarray]:
-    """Reads and windows as fixed-width ``S`` arrays (vectorised; no Python loop per read)."""
-    rng = np.random.default_rng(seed)
-    win_len = read_len + 2 * pad
-    windows = ACGT[rng.integers(0, 4, (count, win_len))]
-    reads = windows[:, pad:pad + read_len].copy()
-    flip = rng.random(reads.shape) < sub
-    reads[flip] = ACGT[(np.searchsorted(ACGT, reads[flip]) + rng.integers(1, 4, flip.sum())) % 4]
-    event = rng.random(reads.shape)
-    keep = np.where(event < indel / 2, 0, 1)          # deletion: drop the base
-    keep += (event > 1 - indel / 2).astype(np.int64)  # insertion: a second base after it
-    keep = keep.ravel()
-    flat = np.repeat(reads.ravel(), keep)
-    second = np.cumsum(keep)[keep == 2] - 1
-    flat[second] = ACGT[rng.integers(0, 4, second.size)]
-    keep = keep.reshape(reads.shape)
-    lens = keep.sum(axis=1)
-    width = int(lens.max())
-    grid = np.zeros((count, width), dtype=np.uint8)
-    grid[np.arange(width) < lens[:, None]] = flat
-    return grid.view(f"S{width}").ravel(), windows.view(f"S{win_len}").ravel()
-
+from ._scored import rows as scored_rows
 
 PAPER_PAIRS = 12_582_720
 """The paper's workload: this many pairs of random 32-character strings."""
@@ -125,17 +99,6 @@ def run_peer(name: str, reads: list[str], windows: list[str], workers: int) -> f
 
 
 # ---- readalign -----------------------------------------------------------------------------
-def time_api(reads, windows, mode: str, cigar: bool, backend: str, repeats: int = 3) -> float:
-    """Best-of wall time through ``readalign.align`` (host arrays in, result arrays out)."""
-    readalign.align(reads[:1000], windows[:1000], mode=mode, cigar=cigar, backend=backend)
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        readalign.align(reads, windows, mode=mode, cigar=cigar, backend=backend)
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def time_kernels(reads, windows, infix: bool, cigar: bool, k: int = DEFAULT_K, vote: bool = True,
                  repeats: int = 5) -> dict:
     """Kernel-only time (CUDA events) of the engine's own launches, pairs resident on the device.
@@ -283,8 +246,6 @@ def main() -> None:
                 peers[peer][group] = rec["pairs_per_s"]
             print_table(table[-1:], peers)
 
-        from ._scored import rows as scored_rows
-
         scored_rows(args.pairs, args.protein_pairs, args.workers,
                     args.peer_pairs or args.pairs, gpu, scored_row,
                     (8, 16, 32) if args.ablation else ())
@@ -297,7 +258,7 @@ def main() -> None:
         pr = [r.decode() for r in reads[:npeer].tolist()]
         pw = [w.decode() for w in windows[:npeer].tolist()]
         pc = nc * npeer // args.pairs
-        for peer in peers:
+        for peer in ("edlib", "wfa2"):
             sec = run_peer(peer, pr, pw, args.workers)
             rec = row(table, f"{group} {peer} ({args.workers} procs, CIGAR)", npeer, pc, sec,
                       group=group)
@@ -309,11 +270,11 @@ def main() -> None:
                 kr = time_kernels(reads, windows, True, cigar)
                 row(table, f"{group} readalign GPU kernel-only ({kind})", kr["pairs"], kr["cells"],
                     kr["seconds"], group=group, detail=kr)
-                sec = time_api(reads, windows, "infix", cigar, "cuda")
+                sec = time_api(reads, windows, mode="infix", cigar=cigar, backend="cuda")
                 row(table, f"{group} readalign GPU API ({kind})", args.pairs, nc, sec, group=group)
         if args.cpu_pairs:
             n = min(args.cpu_pairs, args.pairs)
-            sec = time_api(reads[:n], windows[:n], "infix", True, "cpu", repeats=1)
+            sec = time_api(reads[:n], windows[:n], 1, mode="infix", backend="cpu")
             row(table, f"{group} readalign CPU API ({os.cpu_count()} thr, CIGAR)", n,
                 nc * n // args.pairs, sec, group=group)
             sec = time_plain_nw(reads[:n], windows[:n])
@@ -328,7 +289,7 @@ def main() -> None:
             kr = time_kernels(a, b, False, True)
             row(table, "paper 32x32 GPU kernel-only (global, CIGAR)", kr["pairs"], kr["cells"],
                 kr["seconds"], group="paper", detail=kr)
-            sec = time_api(a, b, "global", True, "cuda", repeats=2)
+            sec = time_api(a, b, 2, mode="global", backend="cuda")
             rec = row(table, "paper 32x32 GPU API (global, CIGAR)", args.paper_pairs, nc, sec,
                       group="paper")
             rec["speedup_vs_gtx275_6.95s"] = 6.95 * (PAPER_PAIRS / args.paper_pairs) / sec

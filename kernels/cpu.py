@@ -23,6 +23,18 @@ from .quadrant import build, pair_spans
 
 
 @njit(cache=True)
+def _longest(qoff, toff, order, lo, hi):
+    """The longest read and window among pairs ``order[lo:hi]`` (a chunk's scratch sizes)."""
+    mmax = 0
+    nmax = 0
+    for x in range(lo, hi):
+        p = order[x]
+        mmax = max(mmax, qoff[p + 1] - qoff[p])
+        nmax = max(nmax, toff[p + 1] - toff[p])
+    return mmax, nmax
+
+
+@njit(cache=True)
 def _vote_cpu(done):
     """One lane is its own warp on the CPU: leave the loop when it is done."""
     return done
@@ -59,12 +71,7 @@ def chunk_kernel(K: int):
         Results go to position ``x`` of the output arrays for pair ``order[x]``;
         its CIGAR to ``slots[slot_off[x]:]``, ``n_ops[x]`` runs long.
         """
-        mmax = 0
-        nmax = 0
-        for x in range(lo, hi):
-            p = order[x]
-            mmax = max(mmax, qoff[p + 1] - qoff[p])
-            nmax = max(nmax, toff[p + 1] - toff[p])
+        mmax, nmax = _longest(qoff, toff, order, lo, hi)
         row = np.empty(nmax + 1, np.int32)
         if with_cigar:
             rbuf = np.empty(row_size(mmax, nmax, K), np.int32)
@@ -112,12 +119,7 @@ def scored_chunk_kernel(K: int):
                            with_cigar, slot_off, slots, score, q_start, q_end, ref_start,
                            ref_end, n_ops, nm):
         """Align pairs ``order[lo:hi]``; results at ``x`` for pair ``order[x]``."""
-        mmax = 0
-        nmax = 0
-        for x in range(lo, hi):
-            p = order[x]
-            mmax = max(mmax, qoff[p + 1] - qoff[p])
-            nmax = max(nmax, toff[p + 1] - toff[p])
+        mmax, nmax = _longest(qoff, toff, order, lo, hi)
         rowH = np.empty(nmax + 1, np.int32)
         rowF = np.empty(nmax + 1, np.int32)
         rs = row_size(mmax, nmax, K) if with_cigar else 1

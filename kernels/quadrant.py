@@ -54,6 +54,36 @@ def boundary_col_size(m: int, n: int, k: int) -> int:
     return max((n + k - 1) // k, 1) * (m + 1)
 
 
+def emit_run(out, ob, os, nout, cur_op, cur_len, op, count):
+    """Append ``count`` copies of ``op`` to a run-length-encoded CIGAR being written backwards.
+
+    Returns the new ``(runs written, current op, its length)``.
+    """
+    if count > 0:
+        if op == cur_op:
+            cur_len += count
+        else:
+            if cur_len > 0:
+                out[ob + nout * os] = (cur_len << 4) | cur_op
+                nout += 1
+            cur_op = op
+            cur_len = count
+    return nout, cur_op, cur_len
+
+
+def close_runs(out, ob, os, nout, cur_op, cur_len):
+    """Write the last run and reverse the runs in place (a traceback emits end to start)."""
+    if cur_len > 0:
+        out[ob + nout * os] = (cur_len << 4) | cur_op
+        nout += 1
+    for x in range(nout // 2):
+        y = nout - 1 - x
+        tmp = out[ob + x * os]
+        out[ob + x * os] = out[ob + y * os]
+        out[ob + y * os] = tmp
+    return nout
+
+
 def pair_spans(d, end_j, start, traced, infix):
     """The window span a pair reports: ``(ref_start, ref_end)``.
 
@@ -171,19 +201,8 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
 
     spans = device_jit(pair_spans)
 
-    @device_fn
-    def emit(out, ob, os, nout, cur_op, cur_len, op, count):
-        """Append ``count`` copies of ``op`` to the run-length-encoded output."""
-        if count > 0:
-            if op == cur_op:
-                cur_len += count
-            else:
-                if cur_len > 0:
-                    out[ob + nout * os] = (cur_len << 4) | cur_op
-                    nout += 1
-                cur_op = op
-                cur_len = count
-        return nout, cur_op, cur_len
+    emit = device_jit(emit_run)
+    close = device_jit(close_runs)
 
     @device_fn
     def load_quadrant(q, qb, qs, m, t, tb, ts, n, n_code, a, b,
@@ -259,15 +278,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, OP_I, i)
         if not infix:
             nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, OP_D, j)
-        if cur_len > 0:
-            out[ob + nout * os] = (cur_len << 4) | cur_op
-            nout += 1
-        for x in range(nout // 2):
-            y = nout - 1 - x
-            tmp = out[ob + x * os]
-            out[ob + x * os] = out[ob + y * os]
-            out[ob + y * os] = tmp
-        return (j if infix else 0), nout
+        return (j if infix else 0), close(out, ob, os, nout, cur_op, cur_len)
 
     return SimpleNamespace(K=K, cost=cost, forward=forward, spans=spans, emit=emit,
                            load_quadrant=load_quadrant, traceback=traceback,

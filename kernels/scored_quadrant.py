@@ -17,7 +17,8 @@ Conventions:
   to end, free leading and trailing window bases), :data:`LOCAL`
   (Smith–Waterman: ``H`` floored at 0, the best cell anywhere);
 * the forward pass keeps ``H`` and ``F`` on the top row of every strip of K
-  read rows and ``H`` and ``E`` on the left column of every quadrant column;
+  read rows and ``H`` and ``E`` on the left column of every quadrant column
+  (each array sized as :mod:`.quadrant`'s one boundary array);
   the traceback recomputes one (K+1)x(K+1) quadrant at a time, all three
   matrices, and walks it in at most 2K-1 steps, one cell per step;
 * **tie rule**: in state H the diagonal wins, then F (insertion), then E
@@ -40,7 +41,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .disk_cache import named_for
-from .quadrant import OP_D, OP_EQ, OP_I, OP_M
+from .quadrant import OP_D, OP_EQ, OP_I, OP_M, boundary_col_size, boundary_row_size, close_runs, emit_run
 
 GLOBAL = 0
 INFIX = 1
@@ -53,16 +54,6 @@ NEG = -(1 << 29)
 ST_H = 0
 ST_E = 1
 ST_F = 2
-
-
-def boundary_row_size(m: int, n: int, k: int) -> int:
-    """Elements of one top-row boundary array (H or F): n+1 per strip of ``k`` read rows."""
-    return ((m + k - 1) // k) * (n + 1)
-
-
-def boundary_col_size(m: int, n: int, k: int) -> int:
-    """Elements of one left-column boundary array (H or E): m+1 per quadrant column."""
-    return max((n + k - 1) // k, 1) * (m + 1)
 
 
 def cigar_capacity(m: int, n: int) -> int:
@@ -194,19 +185,8 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             return rowH[rowb + n * rows], m, n
         return best, bi, bj
 
-    @device_fn
-    def emit(out, ob, os, nout, cur_op, cur_len, op, count):
-        """Append ``count`` copies of ``op`` to the run-length-encoded output."""
-        if count > 0:
-            if op == cur_op:
-                cur_len += count
-            else:
-                if cur_len > 0:
-                    out[ob + nout * os] = (cur_len << 4) | cur_op
-                    nout += 1
-                cur_op = op
-                cur_len = count
-        return nout, cur_op, cur_len
+    emit = device_jit(emit_run)
+    close = device_jit(close_runs)
 
     @device_fn
     def load_quadrant(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, a, b,
@@ -313,15 +293,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             i = 0
         if mode == LOCAL:
             nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, OP_S, i)
-        if cur_len > 0:
-            out[ob + nout * os] = (cur_len << 4) | cur_op
-            nout += 1
-        for x in range(nout // 2):
-            y = nout - 1 - x
-            tmp = out[ob + x * os]
-            out[ob + x * os] = out[ob + y * os]
-            out[ob + y * os] = tmp
-        return i, j, nout, nm
+        return i, j, close(out, ob, os, nout, cur_op, cur_len), nm
 
     return SimpleNamespace(K=K, score=score, edge=edge, forward=forward, emit=emit,
                            load_quadrant=load_quadrant, traceback=traceback,
