@@ -20,6 +20,9 @@ from .packing import DNA_CODES, N_CODE, NO_N
 
 INVALID = 255
 """Code of a byte that is not in the scoring's alphabet."""
+MAX_SCORE = 1000
+"""Largest magnitude of any score or penalty: the kernels' int32 cells then hold any alignment
+of sequences up to hundreds of thousands of symbols."""
 
 
 def _count(name: str, value: object, minimum: int = 0) -> int:
@@ -28,6 +31,8 @@ def _count(name: str, value: object, minimum: int = 0) -> int:
         raise ValueError(f"{name} must be a whole number; got {value!r}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}; got {value}")
+    if value > MAX_SCORE:
+        raise ValueError(f"{name} must be <= {MAX_SCORE}; got {value}")
     return int(value)
 
 
@@ -61,6 +66,8 @@ def _user_matrix(matrix: object, alphabet: object) -> tuple[np.ndarray, str]:
                              f"{size} letters")
         if not np.all(table == np.round(table)):
             raise ValueError("matrix must hold whole numbers")
+    if np.abs(table).max(initial=0) > MAX_SCORE:
+        raise ValueError(f"matrix scores must lie within ±{MAX_SCORE}")
     if not np.array_equal(table, table.T):
         raise ValueError("matrix must be symmetric (score(a, b) == score(b, a))")
     return table.astype(np.int32), letters

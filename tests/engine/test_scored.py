@@ -173,6 +173,8 @@ def test_conventions_by_example():
 
 @pytest.mark.parametrize("kwargs, match", [
     ({"gap_open": -1}, "gap_open must be >= 0"),
+    ({"gap_extend": 10**6}, "gap_extend must be <= 1000"),
+    ({"matrix": [[5000, 0], [0, 1]], "alphabet": "AB"}, "within"),
     ({"mismatch": 1.5}, "mismatch must be a whole number"),
     ({"gap_open": 0, "gap_extend": 0}, "gap_open \\+ gap_extend must be > 0"),
     ({"matrix": "BLOSUM99"}, "matrix: unknown name"),
