@@ -67,19 +67,36 @@ def _as_list(seqs: object, what: str) -> Sequence:
         raise TypeError(f"{what}: expected a sequence of strings, got {type(seqs).__name__}") from None
 
 
-def _kind(seqs: Sequence, what: str) -> type:
-    """Return ``str`` or ``bytes``: the one type every element has."""
-    if len(seqs) == 0:
-        return str
-    first = type(seqs[0])
-    kind = str if issubclass(first, str) else bytes if issubclass(first, (bytes, bytearray)) else None
+def _bad_element(seqs: Sequence, kind: type | None, what: str) -> TypeError:
+    """The error naming the first element that is not of ``kind`` (the slow path, on failure only)."""
     for i, s in enumerate(seqs):
-        if not isinstance(s, kind or ()):
-            raise TypeError(
+        if kind is None or not isinstance(s, kind):
+            return TypeError(
                 f"{what}[{i}]: expected {'str or bytes' if kind is None else kind.__name__}, "
-                f"got {type(s).__name__} (all elements must be str, or all bytes)"
-            )
-    return kind
+                f"got {type(s).__name__} (all elements must be str, or all bytes)")
+    return TypeError(f"{what}: elements must be str, or bytes")
+
+
+def _joined(seqs: Sequence, what: str) -> tuple[str | bytes, type, np.ndarray]:
+    """Every sequence joined, their kind (``str`` or ``bytes``) and their offsets.
+
+    The join checks each element's type in C; a mismatch (or a buffer whose length is
+    not its byte count) is then named by a second, Python-level pass.
+    """
+    if len(seqs) == 0:
+        return "", str, _lengths(seqs)
+    first = seqs[0]
+    kind = str if isinstance(first, str) else bytes if isinstance(first, (bytes, bytearray)) else None
+    if kind is None:
+        raise _bad_element(seqs, kind, what)
+    try:
+        raw = ("" if kind is str else b"").join(seqs)
+        offsets = _lengths(seqs)
+    except TypeError:
+        raise _bad_element(seqs, kind, what) from None
+    if len(raw) != offsets[-1]:
+        raise _bad_element(seqs, kind, what)
+    return raw, kind, offsets
 
 
 def _lengths(seqs: Sequence) -> np.ndarray:
@@ -162,14 +179,11 @@ def pack_with(seqs: object, table: np.ndarray, what: str = "sequences",
     """Pack letters through ``table`` (byte to code; str as Latin-1, anything else as ``?``)."""
     if _is_fixed_width(seqs):
         return GridPacked(seqs, table) if lazy else _fixed_width(seqs, table)
-    seqs = _as_list(seqs, what)
-    kind = _kind(seqs, what)
+    raw, kind, offsets = _joined(_as_list(seqs, what), what)
     if kind is str:
-        raw = "".join(seqs).encode("latin-1", errors="replace")
-    else:
-        raw = b"".join(seqs)
+        raw = raw.encode("latin-1", errors="replace")
     flat = flatseq.translate(np.frombuffer(raw, dtype=np.uint8), table)
-    return Packed(_with_pad(flat), _lengths(seqs))
+    return Packed(_with_pad(flat), offsets)
 
 
 def check_alphabet(p: Packed, invalid: int, what: str, alphabet: str) -> None:
@@ -200,11 +214,9 @@ def pack_text(seqs: object, what: str = "strings", lazy: bool = False) -> Packed
     """
     if _is_fixed_width(seqs):
         return GridPacked(seqs, None) if lazy else _fixed_width(seqs, None)
-    seqs = _as_list(seqs, what)
-    kind = _kind(seqs, what)
+    raw, kind, offsets = _joined(_as_list(seqs, what), what)
     if kind is str:
-        raw = "".join(seqs).encode("utf-32-le", errors="surrogatepass")
-        flat = np.frombuffer(raw, dtype=np.uint32)
+        flat = np.frombuffer(raw.encode("utf-32-le", errors="surrogatepass"), dtype=np.uint32)
     else:
-        flat = np.frombuffer(b"".join(seqs), dtype=np.uint8)
-    return Packed(_with_pad(flat), _lengths(seqs))
+        flat = np.frombuffer(raw, dtype=np.uint8)
+    return Packed(_with_pad(flat), offsets)
