@@ -46,6 +46,8 @@ from .quadrant import OP_D, OP_EQ, OP_I, OP_M, boundary_col_size, boundary_row_s
 GLOBAL = 0
 INFIX = 1
 LOCAL = 2
+MODE_NAMES = ("global", "infix", "local")
+"""Each mode's name, at its code."""
 OP_S = 4
 MAX_ALPHABET = 64
 """Most letters a scoring's alphabet may have (the GPU keeps the matrix in shared memory)."""

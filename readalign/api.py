@@ -8,12 +8,11 @@ from .engine.job import Job, Scores, check_counts, check_k, check_max_distance
 from .engine.packing import N_CODE, NO_N, check_alphabet, check_same_kind, pack_dna, pack_text, pack_with
 from .engine.result import AlignResult
 from .engine.scoring import INVALID, Scoring
-from .kernels.scored_quadrant import GLOBAL, INFIX, LOCAL
+from .kernels.scored_quadrant import MODE_NAMES
 from .runtime import backends
 from .runtime.timing import stage
 
 MODES = ("infix", "global", "local")
-SCORED_MODES = {"global": GLOBAL, "infix": INFIX, "local": LOCAL}
 SCORED_K = 8
 """Quadrant size of scored alignment: k = 8 ran 153 GCUPS, 16 ran 116, 32 ran 94 (H100,
 150 bp local with CIGAR; benchmarks/RESULTS.md, 2026-11-24)."""
@@ -61,7 +60,7 @@ def _align_scored(reads, windows, mode: str, max_distance, backend: str, cigar: 
         raise ValueError("max_distance applies to edit distance; with a scoring leave it None")
     if mode == "local":
         scoring.check_local()
-    scores = Scores(SCORED_MODES[mode], scoring.flat(), len(scoring.alphabet), scoring.gap_open,
+    scores = Scores(MODE_NAMES.index(mode), scoring.flat(), len(scoring.alphabet), scoring.gap_open,
                     scoring.gap_extend)
     job = Job(infix=mode == "infix", max_distance=-1, n_code=scoring.n_code, eqx=bool(eqx),
               with_cigar=bool(cigar), k=check_k(SCORED_K if k is None else k), scores=scores)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..kernels.cpu import untraced_spans
 from ..kernels.quadrant import FAST_PATH_MAX
-from ..kernels.scored_quadrant import GLOBAL, INFIX, LOCAL
+from ..kernels.scored_quadrant import MODE_NAMES
 from ..kernels.words import pairwise_long
 from ..runtime import backends, host_copy
 from ..runtime.timing import stage
@@ -24,8 +24,6 @@ from .packing import Packed
 from .result import AlignResult
 
 log = logging.getLogger("readalign")
-
-MODE_NAMES = {GLOBAL: "global", INFIX: "infix", LOCAL: "local"}
 
 LONG_PAIR = FAST_PATH_MAX
 """Pairs longer than this (read or window) take the long path: quadrants of at least
