@@ -181,9 +181,11 @@ def rows(pairs: int, protein_pairs: int, workers: int, peer_pairs: int, gpu: boo
         if gpu:
             sec, why = time_gasal2(q, t, gasal_kind, workers)
             row(f"{group} GASAL2 GPU ({why})", pairs, cells, sec, group, peer="gasal2")
-            kr = time_kernels(q, t, code, dna, True)
-            row(f"{group} readalign GPU kernel-only (CIGAR)", kr["pairs"], kr["cells"],
-                kr["seconds"], group, detail=kr)
+            for cigar in (False, True):
+                kr = time_kernels(q, t, code, dna, cigar)
+                kind = "CIGAR" if cigar else "score"
+                row(f"{group} readalign GPU kernel-only ({kind})", kr["pairs"], kr["cells"],
+                    kr["seconds"], group, detail=kr)
             row(f"{group} readalign GPU API, lists of str (CIGAR)", pairs, cells,
                 time_api(q, t, 2, mode=mode, scoring=dna), group)
     for k in ablation_k if gpu else ():

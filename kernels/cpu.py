@@ -128,9 +128,7 @@ def scored_chunk_kernel(K: int):
         rbF = np.empty(rs, np.int32)
         cbH = np.empty(cs, np.int32)
         cbE = np.empty(cs, np.int32)
-        stripH = np.empty(K, np.int32)
-        stripE = np.empty(K, np.int32)
-        qk = np.empty(K, q.dtype)
+        work = np.empty(5 * K, np.int32)
         quadH = np.empty((K + 1) * (K + 1), np.int32)
         quadE = np.empty((K + 1) * (K + 1), np.int32)
         quadF = np.empty((K + 1) * (K + 1), np.int32)
@@ -141,8 +139,7 @@ def scored_chunk_kernel(K: int):
             tb = toff[p]
             n = toff[p + 1] - tb
             sc, ei, ej = forward(q, qb, 1, m, t, tb, 1, n, mode, sub, A, go, ge, with_cigar,
-                                 rowH, rowF, 0, 1, rbH, rbF, 0, 1, cbH, cbE, 0, 1, stripH,
-                                 stripE, qk)
+                                 rowH, rowF, 0, 1, rbH, rbF, 0, 1, cbH, cbE, 0, 1, work)
             score[x] = sc
             q_end[x] = ei
             ref_end[x] = ej

@@ -123,6 +123,7 @@ def scored_kernels(K: int, vote: bool = True):
     QUAD = (K + 1) * (K + 1)
     ROW = FAST_PATH_MAX + 1
     SUB = scored_quadrant.MAX_ALPHABET * scored_quadrant.MAX_ALPHABET
+    WORK = 5 * K
 
     @cuda.jit(device=True)
     def fill_shared(dst, sub, A):
@@ -143,14 +144,12 @@ def scored_kernels(K: int, vote: bool = True):
             return
         rowH = cuda.local.array(ROW, int32)
         rowF = cuda.local.array(ROW, int32)
-        stripH = cuda.local.array(K, int32)
-        stripE = cuda.local.array(K, int32)
-        qk = cuda.local.array(K, int32)
+        work = cuda.local.array(WORK, int32)
         qb = qoff[p]
         tb = toff[p]
         sc, ei, ej = forward(q, qb, 1, qoff[p + 1] - qb, t, tb, 1, toff[p + 1] - tb, mode, shared, A,
                              go, ge, store, rowH, rowF, 0, 1, rbH, rbF, p, B, cbH, cbE, p, B,
-                             stripH, stripE, qk)
+                             work)
         score[p] = sc
         end_i[p] = ei
         end_j[p] = ej

@@ -79,7 +79,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
     @device_fn
     def score(sub, A, a, b):
         """Substitution score of read code ``a`` against window code ``b``."""
-        return sub[np.int32(a) * A + b]
+        return sub[np.int32(a) * np.int32(A) + np.int32(b)]
 
     @device_fn
     def edge(mode, x, go, ge):
@@ -89,25 +89,89 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         return np.int32(-(go + x * ge))
 
     @device_fn
-    def better_end(mode, h, i, j, best, bi, bj, m):
-        """Whether cell (i, j) with score ``h`` replaces the best end so far (the tie rule)."""
-        if mode == LOCAL:
-            return (h > best) | ((h == best) & ((i < bi) | ((i == bi) & (j < bj))))
-        return (i == m) & (h > best)
+    def cell(diag, s, leftH, leftE, aboveH, aboveF, oe, ge):
+        """One cell of Gotoh's recurrences in int32: returns ``(H, E, F)`` before any floor."""
+        e = max(np.int32(leftH - oe), np.int32(leftE - ge))
+        f = max(np.int32(aboveH - oe), np.int32(aboveF - ge))
+        return max(np.int32(diag + s), max(e, f)), e, f
+
+    def make_sweep(local: bool, track_last: bool):
+        """The pass of one strip over every window column, specialised at compile time.
+
+        ``local``: floor H at 0 and keep each row's best cell (its first maximum) in
+        ``work``. ``track_last`` (the end-to-end modes' last strip): keep row ``h-1``,
+        the read's last row, and its leftmost maximum. Neither: the inner strips of
+        the end-to-end modes, which only fill. Hot indices are unsigned, so numba adds
+        no negative-index wraparound to them.
+        Returns ``(best, best_j, last)``: the best of row ``h-1``, its column and its
+        value in the last column (``track_last`` only).
+        """
+        def sweep(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb, rows, work, h, edge_h, store,
+                  cbH, cbE, cb0, cbs, col_stride):
+            diag = rowH[rowb]
+            rowH[rowb] = edge_h
+            rowF[rowb] = NEG
+            best = edge_h
+            best_j = np.int32(0)
+            last = edge_h
+            for j in range(1, n + 1):
+                tj = np.int32(t[np.uint64(tb + (j - 1) * ts)])
+                x = np.uint64(rowb + j * rows)
+                aboveH = rowH[x]
+                aboveF = rowF[x]
+                pd = diag
+                diag = aboveH
+                for r in range(K):
+                    leftH = work[r]
+                    v, e, f = cell(pd, sub[np.uint32(work[2 * K + r] + tj)], leftH, work[K + r],
+                                   aboveH, aboveF, oe, ge)
+                    if local:
+                        v = max(v, np.int32(0))
+                        if v > work[3 * K + r]:
+                            work[3 * K + r] = v
+                            work[4 * K + r] = j
+                    if track_last and r == h - 1:
+                        last = v
+                    pd = leftH
+                    work[r] = v
+                    work[K + r] = e
+                    aboveH = v
+                    aboveF = f
+                rowH[x] = aboveH
+                rowF[x] = aboveF
+                if track_last and last > best:
+                    best = last
+                    best_j = np.int32(j)
+                if store and j % K == 0 and j < n:
+                    cb = cb0 + (j // K) * col_stride
+                    for r in range(K):
+                        if r < h:
+                            cbH[cb + r * cbs] = work[r]
+                            cbE[cb + r * cbs] = work[K + r]
+            return best, best_j, last
+
+        name = "local" if local else ("last" if track_last else "fill")
+        return device_jit(named_for(sweep, f"scored_k{K}_{name}"))
+
+    sweep_local = make_sweep(True, False)
+    sweep_fill = make_sweep(False, False)
+    sweep_last = make_sweep(False, True)
 
     @device_fn
     def forward(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, store,
-                rowH, rowF, rowb, rows, rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs,
-                stripH, stripE, qk):
+                rowH, rowF, rowb, rows, rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs, work):
         """Fill H, E, F in strips of K rows, keeping only quadrant boundaries.
 
-        ``rowH``/``rowF`` hold one row (n+1 cells); ``stripH``/``stripE`` the
-        K cells of the strip's current column; ``qk`` its K read codes. The
-        top row of strip ``s`` goes to ``rbH``/``rbF[s*(n+1) + j]``, column
-        ``j = b*K`` to ``cbH``/``cbE[b*(m+1) + i]`` (when ``store``).
-        Returns ``(score, end_i, end_j)``.
+        ``rowH``/``rowF`` hold one row (n+1 cells); ``work`` (5K int32) the strip's
+        current column of H and of E, its read codes times ``A`` (the rows of
+        ``sub`` it reads) and, in local mode, each row's best score and column.
+        The top row of strip ``s`` goes to ``rbH``/``rbF[s*(n+1) + j]``, column
+        ``j = b*K`` to ``cbH``/``cbE[b*(m+1) + i]`` (when ``store``). All cell
+        arithmetic is int32. Returns ``(score, end_i, end_j)``.
         """
-        open_ext = go + ge
+        go = np.int32(go)
+        ge = np.int32(ge)
+        oe = np.int32(go + ge)
         for j in range(n + 1):
             rowH[rowb + j * rows] = 0 if mode == INFIX else edge(mode, j, go, ge)
             rowF[rowb + j * rows] = NEG
@@ -115,13 +179,13 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             for i in range(m + 1):
                 cbH[cbb + i * cbs] = edge(mode, i, go, ge)
                 cbE[cbb + i * cbs] = NEG
-        best = np.int32(0) if mode == LOCAL else np.int32(NEG)
-        bi = 0
-        bj = 0
         if m == 0:
             if mode == GLOBAL:
                 return rowH[rowb + n * rows], 0, n
             return np.int32(0), 0, 0
+        best = np.int32(0) if mode == LOCAL else np.int32(NEG)
+        bi = 0
+        bj = 0
         nstrips = (m + K - 1) // K
         for s in range(nstrips):
             i0 = s * K
@@ -131,60 +195,33 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                     rbH[rbb + (s * (n + 1) + j) * rbs] = rowH[rowb + j * rows]
                     rbF[rbb + (s * (n + 1) + j) * rbs] = rowF[rowb + j * rows]
             for r in range(K):
-                stripH[r] = edge(mode, i0 + r + 1, go, ge)
-                stripE[r] = NEG
-                qk[r] = q[qb + min(i0 + r, m - 1) * qs]
-            diag = rowH[rowb]
-            rowH[rowb] = stripH[h - 1]
-            rowF[rowb] = NEG
-            if mode != LOCAL and i0 + h == m and better_end(mode, rowH[rowb], m, 0, best, bi,
-                                                             bj, m):
-                best = rowH[rowb]
-                bi = m
-                bj = 0
-            for j in range(1, n + 1):
-                tj = t[tb + (j - 1) * ts]
-                aboveH = rowH[rowb + j * rows]
-                aboveF = rowF[rowb + j * rows]
-                pd = diag
-                bottomH = aboveH
-                bottomF = aboveF
+                work[r] = edge(mode, i0 + r + 1, go, ge)
+                work[K + r] = NEG
+                work[2 * K + r] = np.int32(q[qb + min(i0 + r, m - 1) * qs]) * np.int32(A)
+                work[3 * K + r] = 0
+                work[4 * K + r] = 0
+            edge_h = edge(mode, i0 + h, go, ge)
+            cb0 = cbb + (i0 + 1) * cbs
+            if mode == LOCAL:
+                sweep_local(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb, rows, work, h, edge_h,
+                            store, cbH, cbE, cb0, cbs, (m + 1) * cbs)
                 for r in range(K):
-                    leftH = stripH[r]
-                    e = max(leftH - open_ext, stripE[r] - ge)
-                    f = max(aboveH - open_ext, aboveF - ge)
-                    v = max(pd + score(sub, A, qk[r], tj), max(e, f))
-                    if mode == LOCAL:
-                        v = max(v, 0)
-                    pd = leftH
-                    stripH[r] = v
-                    stripE[r] = e
-                    aboveH = v
-                    aboveF = f
-                    if r < h and mode == LOCAL and better_end(mode, v, i0 + r + 1, j, best, bi,
-                                                              bj, m):
-                        best = v
+                    if r < h and work[3 * K + r] > best:
+                        best = work[3 * K + r]
                         bi = i0 + r + 1
-                        bj = j
-                    if r == h - 1:
-                        bottomH = v
-                        bottomF = f
-                diag = rowH[rowb + j * rows]
-                rowH[rowb + j * rows] = bottomH
-                rowF[rowb + j * rows] = bottomF
-                if mode != LOCAL and i0 + h == m and better_end(mode, bottomH, m, j, best, bi,
-                                                                 bj, m):
-                    best = bottomH
-                    bi = m
-                    bj = j
-                if store and j % K == 0 and j < n:
-                    cb = cbb + ((j // K) * (m + 1) + i0 + 1) * cbs
-                    for r in range(K):
-                        if r < h:
-                            cbH[cb + r * cbs] = stripH[r]
-                            cbE[cb + r * cbs] = stripE[r]
-        if mode == GLOBAL:
-            return rowH[rowb + n * rows], m, n
+                        bj = work[4 * K + r]
+            elif i0 + h < m:
+                sweep_fill(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb, rows, work, h, edge_h,
+                           store, cbH, cbE, cb0, cbs, (m + 1) * cbs)
+            else:
+                row_best, row_j, last = sweep_last(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb,
+                                                   rows, work, h, edge_h, store, cbH, cbE, cb0,
+                                                   cbs, (m + 1) * cbs)
+                if mode == GLOBAL:
+                    return last, m, n
+                best = row_best
+                bi = m
+                bj = row_j
         return best, bi, bj
 
     emit = device_jit(emit_run)
@@ -202,7 +239,9 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         c0 = b * K
         hr = min(K, m - r0)
         wc = min(K, n - c0)
-        open_ext = go + ge
+        go = np.int32(go)
+        ge = np.int32(ge)
+        oe = np.int32(go + ge)
         for c in range(KK):
             x = rbb + (a * (n + 1) + c0 + min(c, wc)) * rbs
             quadH[c] = rbH[x]
@@ -217,14 +256,14 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             qi = q[qb + min(r0 + r - 1, m - 1) * qs]
             for c in range(1, KK):
                 tj = t[tb + min(c0 + c - 1, n - 1) * ts]
-                e = max(quadH[r * KK + c - 1] - open_ext, quadE[r * KK + c - 1] - ge)
-                f = max(quadH[(r - 1) * KK + c] - open_ext, quadF[(r - 1) * KK + c] - ge)
-                v = max(quadH[(r - 1) * KK + c - 1] + score(sub, A, qi, tj), max(e, f))
+                x = r * KK + c
+                v, e, f = cell(quadH[x - KK - 1], score(sub, A, qi, tj), quadH[x - 1],
+                               quadE[x - 1], quadH[x - KK], quadF[x - KK], oe, ge)
                 if mode == LOCAL:
-                    v = max(v, 0)
-                quadH[r * KK + c] = v
-                quadE[r * KK + c] = e
-                quadF[r * KK + c] = f
+                    v = max(v, np.int32(0))
+                quadH[x] = v
+                quadE[x] = e
+                quadF[x] = f
 
     @device_fn
     def traceback(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, n_code, eqx, end_i, end_j,
@@ -269,12 +308,13 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                     break
                 qc = q[qb + min(r0 + max(li, 1) - 1, m - 1) * qs]
                 tc = t[tb + min(c0 + max(lj, 1) - 1, n - 1) * ts]
-                isdiag = (st == ST_H) & (v == quadH[x - KK - 1] + score(sub, A, qc, tc))
+                isdiag = (st == ST_H) & (v == np.int32(quadH[x - KK - 1] + score(sub, A, qc, tc)))
                 up = (st == ST_F) or (st == ST_H and not isdiag and v == quadF[x])
                 left = not (isdiag or up)
                 same = (qc == tc) and (qc != n_code)
                 op = OP_I if up else (OP_D if left else (OP_EQ + np.int32(not same) if eqx else OP_M))
-                ext = (quadF[x] == quadF[x - KK] - ge) if up else (quadE[x] == quadE[x - 1] - ge)
+                ext = ((quadF[x] == np.int32(quadF[x - KK] - ge)) if up
+                       else (quadE[x] == np.int32(quadE[x - 1] - ge)))
                 live = not done
                 nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, op,
                                              np.int32(live))

@@ -7,10 +7,15 @@ Runs on a GPU or under the simulator (``NUMBA_ENABLE_CUDASIM=1``)::
 Random DNA pairs (reads drawn from their windows with errors and foreign tails,
 or unrelated; N included; lengths 0..MAX_LEN) and protein pairs, every mode,
 several scorings; a few pairs past the GPU's fast path when MAX_LEN allows.
+Where parasail is installed, the GPU's DNA scores must also equal parasail's
+(``nw``/``sg_dx``/``sw``, N scoring as a mismatch against everything), computed
+on every core.
 """
 
 from __future__ import annotations
 
+import multiprocessing as mp
+import os
 import sys
 
 import numpy as np
@@ -51,6 +56,42 @@ def protein_pairs(rng, count: int, max_len: int) -> tuple[list, list]:
     return [make() for _ in range(count)], [make() for _ in range(count)]
 
 
+PARASAIL_FN = {"global": "nw", "infix": "sg_dx", "local": "sw"}
+_WORK: dict = {}
+SKIP = -(1 << 40)
+"""parasail's score of a pair with an empty side (parasail takes no empty sequence)."""
+
+
+def _parasail_chunk(bounds: tuple[int, int]) -> list[int]:
+    import parasail
+
+    reads, windows, mode, (match, mismatch, go, ge) = _WORK["args"]
+    matrix = parasail.matrix_create("ACGTN", match, -mismatch)
+    for x in range(5):
+        matrix.set_value(4, x, -mismatch)
+        matrix.set_value(x, 4, -mismatch)
+    fn = getattr(parasail, PARASAIL_FN[mode])
+    return [fn(reads[i].decode(), windows[i].decode(), go + ge, ge, matrix).score
+            if reads[i] and windows[i] else SKIP for i in range(*bounds)]
+
+
+def parasail_scores(reads, windows, mode: str, scoring: tuple) -> np.ndarray | None:
+    """parasail's score of every pair on every core (None where parasail is not installed).
+
+    Pairs with an empty read or window get :data:`SKIP`: parasail takes no empty sequence.
+    """
+    try:
+        import parasail  # noqa: F401
+    except ImportError:
+        return None
+    _WORK["args"] = (reads, windows, mode, scoring)
+    step = max(1, len(reads) // (8 * (os.cpu_count() or 1)))
+    chunks = [(lo, min(lo + step, len(reads))) for lo in range(0, len(reads), step)]
+    with mp.get_context("fork").Pool() as pool:
+        parts = pool.map(_parasail_chunk, chunks)
+    return np.array([s for part in parts for s in part], np.int64)
+
+
 def same(a, b, label: str) -> None:
     for name in FIELDS:
         x, y = getattr(a, name), getattr(b, name)
@@ -64,13 +105,21 @@ def main(count: int, max_len: int) -> None:
         long_w = b"ACGT" * 300
         reads += [long_w[5:1150], b"ACGT" * 10]
         windows += [long_w, long_w]
-    for scoring in (readalign.Scoring(1, 4, 6, 1), readalign.Scoring(2, 3, 0, 2)):
+    checked = 0
+    for values in ((1, 4, 6, 1), (2, 3, 0, 2)):
+        scoring = readalign.Scoring(*values)
         for mode in ("global", "infix", "local"):
             for k in (8, 16):
                 args = dict(mode=mode, scoring=scoring, k=k, eqx=k == 8)
                 gpu = readalign.align(reads, windows, backend="cuda", **args)
                 cpu = readalign.align(reads, windows, backend="cpu", **args)
                 same(gpu, cpu, f"dna {scoring} {mode} k={k}")
+                want = parasail_scores(reads, windows, mode, values) if k == 8 else None
+                if want is not None:
+                    both = want != SKIP
+                    bad = np.flatnonzero(both & (gpu.score != want))
+                    assert bad.size == 0, (f"parasail {values} {mode}", bad[:5])
+                    checked += int(both.sum())
     preads, pwindows = protein_pairs(rng, max(count // 4, 8), min(max_len, 300))
     blosum = readalign.Scoring(matrix="BLOSUM62", gap_open=10, gap_extend=1)
     for mode in ("global", "infix", "local"):
@@ -78,7 +127,8 @@ def main(count: int, max_len: int) -> None:
         cpu = readalign.align(preads, pwindows, mode=mode, scoring=blosum, backend="cpu")
         same(gpu, cpu, f"protein {mode}")
     print(f"scored alignments identical on CPU and GPU ({len(reads)} DNA pairs, "
-          f"{len(preads)} protein pairs, lengths 0-{max_len})")
+          f"{len(preads)} protein pairs, lengths 0-{max_len}); "
+          f"{checked} DNA scores equal parasail's")
 
 
 if __name__ == "__main__":

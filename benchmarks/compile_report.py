@@ -1,0 +1,125 @@
+"""The compiler's report on the CUDA kernels, without a GPU: registers, local memory, SASS.
+
+Compiles each kernel's Python source to PTX for a compute capability (NVVM, as numba
+does on the device), assembles it with ``ptxas -v`` and, where ``cuobjdump`` is on the
+PATH, counts the SASS instructions of the kernel and of its innermost loop. Run it before
+and after a kernel change (METHOD.md: look at the report before guessing)::
+
+    python -m benchmarks.compile_report --k 8 --cc 9.0
+
+Needs the CUDA toolkit's NVVM and ``ptxas`` (``CUDA_HOME``); no device.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import types
+
+from numba import bool_, cuda, int32, int64, uint8, uint32
+
+from kernels import cuda as kcuda
+
+I64 = int64[::1]
+I32 = int32[::1]
+SEQ = uint8[::1]
+SCORED_FORWARD = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, bool_, I32, I32, I32, I32,
+                  I32, I64, I64)
+SCORED_TRACEBACK = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, int64, bool_, I32, I32,
+                    I32, I32, I64, I64, I64, uint32[::1], I64, I64, I64, I64)
+
+
+def kernels(k: int) -> dict:
+    """Name → (python function, signature) of each kernel the report covers."""
+    fwd, tb = kcuda.scored_kernels(k)
+    return {"scored_forward": (fwd.py_func, SCORED_FORWARD),
+            "scored_traceback": (tb.py_func, SCORED_TRACEBACK)}
+
+
+def ptxas(ptx: str, cc: str, workdir: str) -> tuple[str, str]:
+    """Assemble PTX with ``ptxas -v``; returns (the resource lines, the cubin path)."""
+    src = os.path.join(workdir, "k.ptx")
+    cubin = os.path.join(workdir, "k.cubin")
+    with open(src, "w") as fh:
+        fh.write(ptx)
+    arch = "sm_" + cc.replace(".", "")
+    done = subprocess.run(["ptxas", "-v", f"-arch={arch}", "-O3", src, "-o", cubin],
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"ptxas failed: {done.stderr.strip()}")
+    lines = [ln.split("info    : ")[-1] for ln in done.stderr.splitlines()
+             if "registers" in ln or "stack frame" in ln]
+    return "\n    ".join(lines), cubin
+
+
+def sass_counts(cubin: str) -> tuple[collections.Counter, int]:
+    """Opcode counts of the whole kernel and the instruction count of its largest loop body."""
+    tool = shutil.which("cuobjdump")
+    if tool is None:
+        return collections.Counter(), -1
+    text = subprocess.run([tool, "-sass", cubin], capture_output=True, text=True,
+                          check=True).stdout
+    ops = []
+    labels = {}
+    branches = []
+    for ln in text.splitlines():
+        m = re.match(r"\s+/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9.]*)\s*([^;]*);", ln)
+        if not m:
+            continue
+        addr = int(m.group(1), 16)
+        op = m.group(3).split(".")[0]
+        ops.append((addr, op))
+        labels[addr] = len(ops) - 1
+        if op == "BRA":
+            target = re.search(r"0x([0-9a-f]+)", m.group(4))
+            if target:
+                branches.append((len(ops) - 1, int(target.group(1), 16)))
+    loop = max((src - labels[dst] + 1 for src, dst in branches
+                if dst in labels and labels[dst] <= src), default=0)
+    return collections.Counter(op for _a, op in ops), loop
+
+
+def target_without_device(cc: tuple[int, int]) -> None:
+    """Let numba compile device functions for ``cc`` where no GPU (no driver) is present.
+
+    numba asks the current device for its compute capability when it compiles a
+    device function; with no driver there is none, so the report names the target.
+    """
+    if cuda.is_available():
+        return
+    from numba.cuda import dispatcher
+
+    dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=cc)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print each kernel's registers, local memory and SASS summary."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--k", type=int, default=8, help="quadrant size (default 8)")
+    ap.add_argument("--cc", default="9.0", help="compute capability (default 9.0: H100)")
+    ap.add_argument("--only", help="report only kernels whose name contains this")
+    args = ap.parse_args(argv)
+    cc = tuple(int(x) for x in args.cc.split("."))
+    target_without_device(cc)
+    with tempfile.TemporaryDirectory() as workdir:
+        for name, (fn, sig) in kernels(args.k).items():
+            if args.only and args.only not in name:
+                continue
+            ptx, _ = cuda.compile_ptx(fn, sig, cc=cc)
+            report, cubin = ptxas(ptx, args.cc, workdir)
+            counts, loop = sass_counts(cubin)
+            print(f"{name} (k={args.k}, sm_{args.cc.replace('.', '')}):\n    {report}")
+            if counts:
+                top = ", ".join(f"{op} {n}" for op, n in counts.most_common(12))
+                print(f"    SASS {sum(counts.values())} instructions; largest loop body {loop}; {top}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
