@@ -129,9 +129,8 @@ def scored_chunk_kernel(K: int):
         cbH = np.empty(cs, np.int32)
         cbE = np.empty(cs, np.int32)
         work = np.empty(5 * K, np.int32)
-        quadH = np.empty((K + 1) * (K + 1), np.int32)
-        quadE = np.empty((K + 1) * (K + 1), np.int32)
-        quadF = np.empty((K + 1) * (K + 1), np.int32)
+        tile = np.empty(2 * (K + 1), np.int32)
+        moves = np.empty(K * K, np.uint8)
         for x in range(lo, hi):
             p = order[x]
             qb = qoff[p]
@@ -146,7 +145,7 @@ def scored_chunk_kernel(K: int):
             if with_cigar:
                 si, sj, k_ops, d = traceback(q, qb, 1, m, t, tb, 1, n, mode, sub, A, go, ge,
                                              n_code, eqx, ei, ej, rbH, rbF, 0, 1, cbH, cbE, 0,
-                                             1, quadH, quadE, quadF, slots, slot_off[x], 1)
+                                             1, tile, moves, slots, slot_off[x], 1)
                 q_start[x] = si
                 ref_start[x] = sj
                 n_ops[x] = k_ops

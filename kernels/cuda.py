@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
-from numba import cuda, int16, int32
+from numba import cuda, int16, int32, uint8
 
 from . import scored_quadrant
 from .disk_cache import cache_by_source
@@ -120,7 +120,8 @@ def scored_kernels(K: int, vote: bool = True):
     ns = scored_quadrant.build(cuda.jit(device=True), vote_helper(vote), K)
     forward = ns.forward
     traceback = ns.traceback
-    QUAD = (K + 1) * (K + 1)
+    TILE = 2 * (K + 1)
+    MOVES = K * K
     ROW = FAST_PATH_MAX + 1
     SUB = scored_quadrant.MAX_ALPHABET * scored_quadrant.MAX_ALPHABET
     WORK = 5 * K
@@ -165,14 +166,13 @@ def scored_kernels(K: int, vote: bool = True):
         fill_shared(shared, sub, A)
         if p >= B:
             return
-        quadH = cuda.local.array(QUAD, int32)
-        quadE = cuda.local.array(QUAD, int32)
-        quadF = cuda.local.array(QUAD, int32)
+        tile = cuda.local.array(TILE, int32)
+        moves = cuda.local.array(MOVES, uint8)
         qb = qoff[p]
         tb = toff[p]
         si, sj, k, d = traceback(q, qb, 1, qoff[p + 1] - qb, t, tb, 1, toff[p + 1] - tb, mode,
                                  shared, A, go, ge, n_code, eqx, end_i[p], end_j[p], rbH, rbF, p, B,
-                                 cbH, cbE, p, B, quadH, quadE, quadF, out, out_off[p], 1)
+                                 cbH, cbE, p, B, tile, moves, out, out_off[p], 1)
         q_start[p] = si
         ref_start[p] = sj
         n_ops[p] = k

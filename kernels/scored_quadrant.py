@@ -20,7 +20,8 @@ Conventions:
   read rows and ``H`` and ``E`` on the left column of every quadrant column
   (each array sized as :mod:`.quadrant`'s one boundary array);
   the traceback recomputes one (K+1)x(K+1) quadrant at a time, all three
-  matrices, and walks it in at most 2K-1 steps, one cell per step;
+  matrices, keeps one move byte per cell, and walks it in at most 2K-1 steps,
+  one cell per step;
 * **tie rule**: in state H the diagonal wins, then F (insertion), then E
   (deletion), as in the edit-distance kernel (indels left-aligned); in state
   E or F extending the gap wins over opening it (one gap block, not pieces);
@@ -56,6 +57,20 @@ NEG = -(1 << 29)
 ST_H = 0
 ST_E = 1
 ST_F = 2
+MV_DIR = 3
+"""Move bits of a cell (:func:`build`'s ``quadrant_moves``): in state H, 0 = diagonal, then"""
+MV_UP = 1
+"""up (F, an insertion),"""
+MV_LEFT = 2
+"""or left (E, a deletion), by the tie rule;"""
+MV_F_EXT = 4
+"""F extends the gap above rather than opening it;"""
+MV_E_EXT = 8
+"""E extends the gap on the left;"""
+MV_ZERO = 16
+"""H is 0 (a local trace stops here);"""
+MV_SAME = 32
+"""the two codes are equal and not ``n_code`` (``=`` rather than ``X``)."""
 
 
 def cigar_capacity(m: int, n: int) -> int:
@@ -228,12 +243,18 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
     close = device_jit(close_runs)
 
     @device_fn
-    def load_quadrant(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, a, b,
-                      rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs, quadH, quadE, quadF):
-        """Recompute H, E, F of quadrant (a, b) from its stored top row and left column.
+    def quadrant_moves(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, n_code, a, b,
+                       rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs, tile, moves):
+        """Recompute quadrant (a, b) from its stored top row and left column; keep moves only.
 
-        Cells past a partial quadrant's edge hold values from clamped inputs;
-        the trace never visits them.
+        Row by row, H and F of the row above in ``tile`` (2(K+1) int32). For each of
+        the K x K cells, ``moves[(r-1)*K + c-1]`` gets what the trace reads there
+        (:data:`MV_UP` and the other bits): in state H the move by the tie rule, whether
+        F and E extend, whether H is 0, whether the two codes are equal. The move is taken
+        before local mode's floor at 0: where the floor changes H, H is 0 and the trace
+        stops there, so the move is never read. (Compared with the floored value, the H100
+        build took wrong moves in local mode while the CPU and the simulator did not.) Cells past a
+        partial quadrant's edge hold values from clamped inputs; the trace never visits them.
         """
         r0 = a * K
         c0 = b * K
@@ -244,36 +265,52 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         oe = np.int32(go + ge)
         for c in range(KK):
             x = rbb + (a * (n + 1) + c0 + min(c, wc)) * rbs
-            quadH[c] = rbH[x]
-            quadF[c] = rbF[x]
-            quadE[c] = NEG
+            tile[c] = rbH[x]
+            tile[KK + c] = rbF[x]
         for r in range(1, KK):
             x = cbb + (b * (m + 1) + r0 + min(r, hr)) * cbs
-            quadH[r * KK] = cbH[x]
-            quadE[r * KK] = cbE[x]
-            quadF[r * KK] = NEG
-        for r in range(1, KK):
+            leftH = cbH[x]
+            leftE = cbE[x]
             qi = q[qb + min(r0 + r - 1, m - 1) * qs]
+            diag = tile[0]
+            tile[0] = leftH
             for c in range(1, KK):
                 tj = t[tb + min(c0 + c - 1, n - 1) * ts]
-                x = r * KK + c
-                v, e, f = cell(quadH[x - KK - 1], score(sub, A, qi, tj), quadH[x - 1],
-                               quadE[x - 1], quadH[x - KK], quadF[x - KK], oe, ge)
+                s = score(sub, A, qi, tj)
+                aboveH = tile[c]
+                aboveF = tile[KK + c]
+                v, e, f = cell(diag, s, leftH, leftE, aboveH, aboveF, oe, ge)
+                if v == np.int32(diag + s):
+                    mv = 0
+                elif v == f:
+                    mv = MV_UP
+                else:
+                    mv = MV_LEFT
                 if mode == LOCAL:
                     v = max(v, np.int32(0))
-                quadH[x] = v
-                quadE[x] = e
-                quadF[x] = f
+                mv |= MV_F_EXT if f == np.int32(aboveF - ge) else 0
+                mv |= MV_E_EXT if e == np.int32(leftE - ge) else 0
+                mv |= MV_ZERO if v == 0 else 0
+                mv |= MV_SAME if (qi == tj) and (qi != n_code) else 0
+                moves[(r - 1) * K + c - 1] = mv
+                diag = aboveH
+                tile[c] = v
+                tile[KK + c] = f
+                leftH = v
+                leftE = e
+
+    emit = device_jit(emit_run)
+    close = device_jit(close_runs)
 
     @device_fn
     def traceback(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, n_code, eqx, end_i, end_j,
-                  rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs, quadH, quadE, quadF, out, ob, os):
+                  rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs, tile, moves, out, ob, os):
         """Trace from (end_i, end_j) back through the quadrants; write the CIGAR.
 
-        Each quadrant takes at most 2K-1 steps, one cell each; a lane that is
-        done (at the quadrant's top or left edge, or stopped) is stuck and its
-        moves are no-ops until the warp vote ends the loop. Returns
-        ``(read_start, window_start, n_ops, nm)``.
+        Each quadrant is recomputed into its K x K move bytes (:func:`quadrant_moves`)
+        and walked in at most 2K-1 steps, one cell each; a lane that is done (at the
+        quadrant's top or left edge, or stopped) is stuck and its moves are no-ops
+        until the warp vote ends the loop. Returns ``(read_start, window_start, n_ops, nm)``.
         """
         i = end_i
         j = end_j
@@ -292,29 +329,25 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 break
             a = (max(i, 1) - 1) // K
             b = (max(j, 1) - 1) // K
-            load_quadrant(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, a, b,
-                          rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs, quadH, quadE, quadF)
+            quadrant_moves(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, n_code, a, b,
+                           rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs, tile, moves)
             r0 = a * K
             c0 = b * K
             li = i - r0
             lj = j - c0
             for _step in range(STEPS):
-                x = max(li, 1) * KK + max(lj, 1)
-                v = quadH[x]
-                stop_here = mode == LOCAL and st == ST_H and v == 0
+                mv = moves[np.uint32((max(li, 1) - 1) * K + max(lj, 1) - 1)]
+                stop_here = mode == LOCAL and st == ST_H and (mv & MV_ZERO) != 0
                 stopped = stopped or (stop_here and not qdone and li > 0 and lj > 0)
                 done = qdone | stopped | (li == 0) | (lj == 0)
                 if vote_all(done):
                     break
-                qc = q[qb + min(r0 + max(li, 1) - 1, m - 1) * qs]
-                tc = t[tb + min(c0 + max(lj, 1) - 1, n - 1) * ts]
-                isdiag = (st == ST_H) & (v == np.int32(quadH[x - KK - 1] + score(sub, A, qc, tc)))
-                up = (st == ST_F) or (st == ST_H and not isdiag and v == quadF[x])
+                isdiag = (st == ST_H) & ((mv & MV_DIR) == 0)
+                up = (st == ST_F) or (st == ST_H and (mv & MV_DIR) == MV_UP)
                 left = not (isdiag or up)
-                same = (qc == tc) and (qc != n_code)
+                same = (mv & MV_SAME) != 0
                 op = OP_I if up else (OP_D if left else (OP_EQ + np.int32(not same) if eqx else OP_M))
-                ext = ((quadF[x] == np.int32(quadF[x - KK] - ge)) if up
-                       else (quadE[x] == np.int32(quadE[x - 1] - ge)))
+                ext = (mv & (MV_F_EXT if up else MV_E_EXT)) != 0
                 live = not done
                 nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, op,
                                              np.int32(live))
@@ -338,6 +371,6 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         return i, j, close(out, ob, os, nout, cur_op, cur_len), nm
 
     return SimpleNamespace(K=K, score=score, edge=edge, forward=forward, emit=emit,
-                           load_quadrant=load_quadrant, traceback=traceback,
+                           quadrant_moves=quadrant_moves, traceback=traceback,
                            row_size=device_jit(boundary_row_size),
                            col_size=device_jit(boundary_col_size))
