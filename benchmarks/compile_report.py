@@ -22,7 +22,7 @@ import sys
 import tempfile
 import types
 
-from numba import bool_, cuda, int32, int64, uint8, uint32
+from numba import bool_, cuda, int16, int32, int64, uint8, uint32
 
 from kernels import cuda as kcuda
 
@@ -35,10 +35,16 @@ SCORED_TRACEBACK = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, int64, 
                     I32, I32, I64, I64, I64, uint32[::1], I64, I64, I64, I64)
 
 
+I16 = int16[::1]
+EDIT_FORWARD = (SEQ, I64, SEQ, I64, I64, bool_, int64, int64, bool_, I16, I16, I32, I64, I64)
+
+
 def kernels(k: int) -> dict:
     """Name → (python function, signature) of each kernel the report covers."""
     fwd, tb = kcuda.scored_kernels(k)
-    return {"scored_forward": (fwd.py_func, SCORED_FORWARD),
+    edit_fwd = kcuda.kernels(k)[0]
+    return {"edit_forward": (edit_fwd.py_func, EDIT_FORWARD),
+            "scored_forward": (fwd.py_func, SCORED_FORWARD),
             "scored_traceback": (tb.py_func, SCORED_TRACEBACK)}
 
 

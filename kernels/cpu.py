@@ -80,7 +80,7 @@ def chunk_kernel(K: int):
             rbuf = np.empty(1, np.int32)
             cbuf = np.empty(1, np.int32)
         strip = np.empty(K, np.int32)
-        qk = np.empty(K, q.dtype)
+        qk = np.empty(K, np.int32)
         quad = np.empty((K + 1) * (K + 1), np.int32)
         for x in range(lo, hi):
             p = order[x]

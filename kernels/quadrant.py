@@ -127,7 +127,9 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         """Fill the matrix in strips of K rows, keeping only quadrant boundaries.
 
         ``row`` holds one matrix row (n+1 cells); ``strip`` the K cells of the
-        current column of a strip; ``qk`` the strip's K read symbols. The top
+        current column of a strip; ``qk`` (int32) the strip's K read codes, -1 for
+        ``n_code`` so that a plain compare is the cost. Cell arithmetic is int32
+        (numba would widen it to int64) and hot indices are unsigned. The top
         row of strip ``s`` goes to ``rbuf[s*(n+1) + j]`` and column ``j = b*K``
         to ``cbuf[b*(m+1) + i]``. Returns ``(distance, end_column)``; the
         distance is -1 when some row's minimum exceeds ``max_dist``. With
@@ -155,21 +157,22 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                     rbuf[rbb + (s * (n + 1) + j) * rbs] = row[rowb + j * rows]
             for r in range(K):
                 strip[r] = i0 + r + 1
-                qk[r] = q[qb + min(i0 + r, m - 1) * qs]
-            diag = row[rowb]
+                code = np.int32(q[qb + min(i0 + r, m - 1) * qs])
+                qk[r] = np.int32(-1) if code == n_code else code
+            diag = np.int32(row[rowb])
             row[rowb] = i0 + h
-            rowmin = i0 + h
-            best = i0 + h
+            rowmin = np.int32(i0 + h)
+            best = np.int32(i0 + h)
             best_j = 0
             for j in range(1, n + 1):
-                tj = t[tb + (j - 1) * ts]
-                top = row[rowb + j * rows]
+                tj = np.int32(t[np.uint64(tb + (j - 1) * ts)])
+                top = np.int32(row[np.uint64(rowb + j * rows)])
                 above = top
                 pd = diag
                 bottom = top
                 for r in range(K):
                     left = strip[r]
-                    v = min(pd + cost(qk[r], tj, n_code), min(above, left) + 1)
+                    v = min(np.int32(pd + np.int32(qk[r] != tj)), np.int32(min(above, left) + 1))
                     pd = left
                     strip[r] = v
                     above = v

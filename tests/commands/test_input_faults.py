@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pysam
 import pytest
+from conftest import require_tool
 from test_output_safety import align_args, cli, ex, one_error_line  # noqa: F401 - ex is a fixture
 
 from benchmarks._simulate import simulate
@@ -140,7 +141,7 @@ def test_zero_length_reads_are_unmapped(small):
     for r in recs[2], recs[4]:
         assert r.is_unmapped and r.query_sequence is None
         assert r.to_string().split("\t")[9:11] == ["*", "*"]
-    assert subprocess.run(["samtools", "quickcheck", str(out)]).returncode == 0
+    assert subprocess.run([require_tool("samtools"), "quickcheck", str(out)]).returncode == 0
 
 
 def test_repeated_read_names_are_counted(small):
