@@ -37,13 +37,16 @@ SCORED_TRACEBACK = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, int64, 
 
 I16 = int16[::1]
 EDIT_FORWARD = (SEQ, I64, SEQ, I64, I64, bool_, int64, int64, bool_, I16, I16, I32, I64, I64)
+EDIT_TRACEBACK = (SEQ, I64, SEQ, I64, I64, bool_, int64, bool_, I16, I16, I32, I64, I64, I64,
+                  uint32[::1], I64)
 
 
 def kernels(k: int) -> dict:
     """Name → (python function, signature) of each kernel the report covers."""
     fwd, tb = kcuda.scored_kernels(k)
-    edit_fwd = kcuda.kernels(k)[0]
+    edit_fwd, edit_tb, _ns = kcuda.kernels(k)
     return {"edit_forward": (edit_fwd.py_func, EDIT_FORWARD),
+            "edit_traceback": (edit_tb.py_func, EDIT_TRACEBACK),
             "scored_forward": (fwd.py_func, SCORED_FORWARD),
             "scored_traceback": (tb.py_func, SCORED_TRACEBACK)}
 

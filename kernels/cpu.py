@@ -81,7 +81,8 @@ def chunk_kernel(K: int):
             cbuf = np.empty(1, np.int32)
         strip = np.empty(K, np.int32)
         qk = np.empty(K, np.int32)
-        quad = np.empty((K + 1) * (K + 1), np.int32)
+        tile = np.empty(K + 1, np.int32)
+        moves = np.empty(K * K, np.uint8)
         for x in range(lo, hi):
             p = order[x]
             qb = qoff[p]
@@ -95,7 +96,7 @@ def chunk_kernel(K: int):
             traced = with_cigar and d >= 0
             if traced:
                 start, k_ops = traceback(q, qb, 1, m, t, tb, 1, n, infix, n_code, eqx,
-                                         end_j, rbuf, 0, 1, cbuf, 0, 1, quad,
+                                         end_j, rbuf, 0, 1, cbuf, 0, 1, tile, moves,
                                          slots, slot_off[x], 1)
             dist[x] = d
             ref_start[x], ref_end[x] = spans(d, end_j, start, traced, infix)

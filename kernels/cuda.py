@@ -55,7 +55,8 @@ def kernels(K: int, vote: bool = True):
     forward = ns.forward
     traceback = ns.traceback
     spans = ns.spans
-    QUAD = (K + 1) * (K + 1)
+    KK = K + 1
+    MOVES = K * K
     ROW = FAST_PATH_MAX + 1
 
     @cuda.jit
@@ -93,12 +94,13 @@ def kernels(K: int, vote: bool = True):
         if d < 0:
             n_ops[p] = 0
             return
-        quad = cuda.local.array(QUAD, int16)
+        tile = cuda.local.array(KK, int32)
+        moves = cuda.local.array(MOVES, uint8)
         pair = order[p]
         qb = qoff[pair]
         tb = toff[pair]
         s, k = traceback(q, qb, 1, qoff[pair + 1] - qb, t, tb, 1, toff[pair + 1] - tb, infix,
-                         n_code, eqx, ref_end[p], rbuf, p, B, cbuf, p, B, quad,
+                         n_code, eqx, ref_end[p], rbuf, p, B, cbuf, p, B, tile, moves,
                          out, out_off[p], 1)
         ref_start[p], ref_end[p] = spans(d, ref_end[p], s, True, infix)
         n_ops[p] = k

@@ -42,6 +42,14 @@ OP_M = 0
 OP_I = 1
 OP_D = 2
 OP_EQ = 7
+MV_DIR = 3
+"""A traceback move byte (``quadrant_moves``), low two bits: 0 = diagonal, then"""
+MV_UP = 1
+"""up (an insertion),"""
+MV_LEFT = 2
+"""or left (a deletion), by the tie rule."""
+MV_MISMATCH = 4
+"""Edit kernel's move byte: the diagonal move costs 1 (``X`` rather than ``=``)."""
 
 
 def boundary_row_size(m: int, n: int, k: int) -> int:
@@ -208,32 +216,48 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
     close = device_jit(close_runs)
 
     @device_fn
-    def load_quadrant(q, qb, qs, m, t, tb, ts, n, n_code, a, b,
-                      rbuf, rbb, rbs, cbuf, cbb, cbs, quad):
-        """Recompute quadrant (a, b) from its stored top row and left column.
+    def quadrant_moves(q, qb, qs, m, t, tb, ts, n, n_code, a, b,
+                       rbuf, rbb, rbs, cbuf, cbb, cbs, tile, moves):
+        """Recompute quadrant (a, b) from its stored top row and left column; keep moves only.
 
-        Cells past a partial quadrant's edge hold values from clamped inputs;
-        the trace never visits them.
+        Row by row in int32, the row above in ``tile`` (K+1 cells); each of the
+        K x K cells gets one byte in ``moves[(r-1)*K + c-1]``: the move by the tie
+        rule (:data:`MV_UP`, :data:`MV_LEFT`, else diagonal) and :data:`MV_MISMATCH`.
+        Cells past a partial quadrant's edge hold values from clamped inputs; the
+        trace never visits them.
         """
         r0 = a * K
         c0 = b * K
         hr = min(K, m - r0)
         wc = min(K, n - c0)
+        nc = np.int32(n_code)
         for c in range(KK):
-            quad[c] = rbuf[rbb + (a * (n + 1) + c0 + min(c, wc)) * rbs]
+            tile[c] = rbuf[rbb + (a * (n + 1) + c0 + min(c, wc)) * rbs]
         for r in range(1, KK):
-            quad[r * KK] = cbuf[cbb + (b * (m + 1) + r0 + min(r, hr)) * cbs]
-        for r in range(1, KK):
-            qi = q[qb + min(r0 + r - 1, m - 1) * qs]
+            left = np.int32(cbuf[cbb + (b * (m + 1) + r0 + min(r, hr)) * cbs])
+            qi = np.int32(q[qb + min(r0 + r - 1, m - 1) * qs])
+            diag = tile[0]
+            tile[0] = left
             for c in range(1, KK):
-                tj = t[tb + min(c0 + c - 1, n - 1) * ts]
-                sub = quad[(r - 1) * KK + c - 1] + cost(qi, tj, n_code)
-                gap = min(quad[(r - 1) * KK + c], quad[r * KK + c - 1]) + 1
-                quad[r * KK + c] = min(sub, gap)
+                tj = np.int32(t[tb + min(c0 + c - 1, n - 1) * ts])
+                cst = cost(qi, tj, nc)
+                above = tile[c]
+                sub = np.int32(diag + cst)
+                v = min(sub, np.int32(min(above, left) + 1))
+                if v == sub:
+                    mv = 0
+                elif v == np.int32(above + 1):
+                    mv = MV_UP
+                else:
+                    mv = MV_LEFT
+                moves[(r - 1) * K + c - 1] = mv | (MV_MISMATCH if cst else 0)
+                diag = above
+                tile[c] = v
+                left = v
 
     @device_fn
     def traceback(q, qb, qs, m, t, tb, ts, n, infix, n_code, eqx, end_j,
-                  rbuf, rbb, rbs, cbuf, cbb, cbs, quad, out, ob, os):
+                  rbuf, rbb, rbs, cbuf, cbb, cbs, tile, moves, out, ob, os):
         """Trace from (m, end_j) back through the quadrants; write the CIGAR.
 
         Each quadrant takes a fixed 2K-1 steps; a lane that reaches the
@@ -252,8 +276,8 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 break
             a = (max(i, 1) - 1) // K
             b = (max(j, 1) - 1) // K
-            load_quadrant(q, qb, qs, m, t, tb, ts, n, n_code, a, b,
-                          rbuf, rbb, rbs, cbuf, cbb, cbs, quad)
+            quadrant_moves(q, qb, qs, m, t, tb, ts, n, n_code, a, b,
+                           rbuf, rbb, rbs, cbuf, cbb, cbs, tile, moves)
             r0 = a * K
             c0 = b * K
             li = i - r0
@@ -262,14 +286,11 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 done = qdone | (li == 0) | (lj == 0)
                 if vote_all(done):
                     break
-                ci = max(li, 1)
-                cj = max(lj, 1)
-                c = cost(q[qb + min(r0 + ci - 1, m - 1) * qs],
-                         t[tb + min(c0 + cj - 1, n - 1) * ts], n_code)
-                v = quad[ci * KK + cj]
-                isdiag = v == quad[(ci - 1) * KK + cj - 1] + c
-                isup = (not isdiag) & (v == quad[(ci - 1) * KK + cj] + 1)
-                isleft = not (isdiag | isup)
+                mv = moves[np.uint32((max(li, 1) - 1) * K + max(lj, 1) - 1)]
+                c = np.int32((mv & MV_MISMATCH) != 0)
+                isdiag = (mv & MV_DIR) == 0
+                isup = (mv & MV_DIR) == MV_UP
+                isleft = (mv & MV_DIR) == MV_LEFT
                 op = OP_I if isup else (OP_D if isleft else (OP_EQ + c if eqx else OP_M))
                 live = not done
                 nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, op, np.int32(live))
@@ -284,6 +305,6 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         return (j if infix else 0), close(out, ob, os, nout, cur_op, cur_len)
 
     return SimpleNamespace(K=K, cost=cost, forward=forward, spans=spans, emit=emit,
-                           load_quadrant=load_quadrant, traceback=traceback,
+                           quadrant_moves=quadrant_moves, traceback=traceback,
                            row_size=device_jit(boundary_row_size),
                            col_size=device_jit(boundary_col_size))

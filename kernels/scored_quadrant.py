@@ -42,7 +42,19 @@ from types import SimpleNamespace
 import numpy as np
 
 from .disk_cache import named_for
-from .quadrant import OP_D, OP_EQ, OP_I, OP_M, boundary_col_size, boundary_row_size, close_runs, emit_run
+from .quadrant import (
+    MV_DIR,
+    MV_LEFT,
+    MV_UP,
+    OP_D,
+    OP_EQ,
+    OP_I,
+    OP_M,
+    boundary_col_size,
+    boundary_row_size,
+    close_runs,
+    emit_run,
+)
 
 GLOBAL = 0
 INFIX = 1
@@ -57,14 +69,9 @@ NEG = -(1 << 29)
 ST_H = 0
 ST_E = 1
 ST_F = 2
-MV_DIR = 3
-"""Move bits of a cell (:func:`build`'s ``quadrant_moves``): in state H, 0 = diagonal, then"""
-MV_UP = 1
-"""up (F, an insertion),"""
-MV_LEFT = 2
-"""or left (E, a deletion), by the tie rule;"""
 MV_F_EXT = 4
-"""F extends the gap above rather than opening it;"""
+"""Move byte bits past the move in state H (:data:`.quadrant.MV_DIR`): F extends the gap
+above rather than opening it;"""
 MV_E_EXT = 8
 """E extends the gap on the left;"""
 MV_ZERO = 16
