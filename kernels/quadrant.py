@@ -129,6 +129,51 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         """1 for a mismatch or an N on the read side, else 0."""
         return np.int32((a != b) | (a == n_code))
 
+    def make_sweep(partial: bool):
+        """One strip's pass over every window column; ``partial`` (a compile-time constant):
+        the last strip of a read whose length is not a multiple of K, where the bottom row
+        is row ``h-1`` of the strip rather than its last. Returns ``(rowmin, best, best_j)``
+        of that bottom row."""
+        def sweep(t, tb, ts, n, m, i0, h, store, row, rowb, rows, cbuf, cbb, cbs, strip, qk):
+            diag = np.int32(row[rowb])
+            row[rowb] = i0 + h
+            rowmin = np.int32(i0 + h)
+            best = np.int32(i0 + h)
+            best_j = 0
+            for j in range(1, n + 1):
+                tj = np.int32(t[np.uint64(tb + (j - 1) * ts)])
+                top = np.int32(row[np.uint64(rowb + j * rows)])
+                above = top
+                pd = diag
+                bottom = top
+                for r in range(K):
+                    left = strip[r]
+                    v = min(np.int32(pd + np.int32(qk[r] != tj)), np.int32(min(above, left) + 1))
+                    pd = left
+                    strip[r] = v
+                    above = v
+                    if partial and r == h - 1:
+                        bottom = v
+                if not partial:
+                    bottom = above
+                diag = top
+                row[rowb + j * rows] = bottom
+                rowmin = min(rowmin, bottom)
+                if bottom < best:
+                    best = bottom
+                    best_j = j
+                if store and j % K == 0 and j < n:
+                    cb = cbb + ((j // K) * (m + 1) + i0 + 1) * cbs
+                    for r in range(K):
+                        if r < h:
+                            cbuf[cb + r * cbs] = strip[r]
+            return rowmin, best, best_j
+
+        return device_jit(named_for(sweep, f"k{K}_{'partial' if partial else 'full'}"))
+
+    sweep_full = make_sweep(False)
+    sweep_partial = make_sweep(True)
+
     @device_fn
     def forward(q, qb, qs, m, t, tb, ts, n, infix, max_dist, n_code, store,
                 row, rowb, rows, rbuf, rbb, rbs, cbuf, cbb, cbs, strip, qk):
@@ -167,36 +212,12 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 strip[r] = i0 + r + 1
                 code = np.int32(q[qb + min(i0 + r, m - 1) * qs])
                 qk[r] = np.int32(-1) if code == n_code else code
-            diag = np.int32(row[rowb])
-            row[rowb] = i0 + h
-            rowmin = np.int32(i0 + h)
-            best = np.int32(i0 + h)
-            best_j = 0
-            for j in range(1, n + 1):
-                tj = np.int32(t[np.uint64(tb + (j - 1) * ts)])
-                top = np.int32(row[np.uint64(rowb + j * rows)])
-                above = top
-                pd = diag
-                bottom = top
-                for r in range(K):
-                    left = strip[r]
-                    v = min(np.int32(pd + np.int32(qk[r] != tj)), np.int32(min(above, left) + 1))
-                    pd = left
-                    strip[r] = v
-                    above = v
-                    if r == h - 1:
-                        bottom = v
-                diag = top
-                row[rowb + j * rows] = bottom
-                rowmin = min(rowmin, bottom)
-                if bottom < best:
-                    best = bottom
-                    best_j = j
-                if store and j % K == 0 and j < n:
-                    cb = cbb + ((j // K) * (m + 1) + i0 + 1) * cbs
-                    for r in range(K):
-                        if r < h:
-                            cbuf[cb + r * cbs] = strip[r]
+            if h == K:
+                rowmin, best, best_j = sweep_full(t, tb, ts, n, m, i0, h, store, row, rowb, rows,
+                                                  cbuf, cbb, cbs, strip, qk)
+            else:
+                rowmin, best, best_j = sweep_partial(t, tb, ts, n, m, i0, h, store, row, rowb,
+                                                     rows, cbuf, cbb, cbs, strip, qk)
             if max_dist >= 0 and rowmin > max_dist:
                 abandoned = True
             if vote_all(abandoned):
