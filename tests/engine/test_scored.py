@@ -52,7 +52,9 @@ def _check_pairs(reads, windows, mode, scoring, sub, same, k=16, backend="cpu") 
         ref_used = sum(int(n) for n, op in re.findall(r"(\d+)([MD=X])", got[5]))
         assert (got[2] - got[1], got[4] - got[3]) == (read_used, ref_used)
         assert rescore(got[5], q, t, got[3], sub, go, ge) == got[0]
-        assert len(qa) == len(ta)
+        mismatches = sum(not same(a, b) for a, b in zip(qa, ta, strict=True))
+        gaps = sum(int(n) for n, op in re.findall(r"(\d+)([ID])", got[5]))
+        assert got[6] == mismatches + gaps, (mode, q, t, got)
 
 
 dna = st.text(alphabet="ACGTN", max_size=80)
