@@ -35,6 +35,14 @@ def _longest(qoff, toff, order, lo, hi):
 
 
 @njit(cache=True)
+def _pair(qoff, toff, p):
+    """Pair ``p``'s read start and length, window start and length."""
+    qb = qoff[p]
+    tb = toff[p]
+    return qb, qoff[p + 1] - qb, tb, toff[p + 1] - tb
+
+
+@njit(cache=True)
 def _vote_cpu(done):
     """One lane is its own warp on the CPU: leave the loop when it is done."""
     return done
@@ -84,11 +92,7 @@ def chunk_kernel(K: int):
         tile = np.empty(K + 1, np.int32)
         moves = np.empty(K * K, np.uint8)
         for x in range(lo, hi):
-            p = order[x]
-            qb = qoff[p]
-            m = qoff[p + 1] - qb
-            tb = toff[p]
-            n = toff[p + 1] - tb
+            qb, m, tb, n = _pair(qoff, toff, order[x])
             d, end_j = forward(q, qb, 1, m, t, tb, 1, n, infix, max_dist, n_code,
                                with_cigar, row, 0, 1, rbuf, 0, 1, cbuf, 0, 1, strip, qk)
             start = -1
@@ -133,11 +137,7 @@ def scored_chunk_kernel(K: int):
         tile = np.empty(2 * (K + 1), np.int32)
         moves = np.empty(K * K, np.uint8)
         for x in range(lo, hi):
-            p = order[x]
-            qb = qoff[p]
-            m = qoff[p + 1] - qb
-            tb = toff[p]
-            n = toff[p + 1] - tb
+            qb, m, tb, n = _pair(qoff, toff, order[x])
             sc, ei, ej = forward(q, qb, 1, m, t, tb, 1, n, mode, sub, A, go, ge, with_cigar,
                                  rowH, rowF, 0, 1, rbH, rbF, 0, 1, cbH, cbE, 0, 1, work)
             score[x] = sc
