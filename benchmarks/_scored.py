@@ -59,8 +59,13 @@ def _cells(q: list[str], t: list[str]) -> int:
 
 
 def time_kernels(q, t, mode: int, scoring: Scoring, cigar: bool, k: int = 8,
-                 repeats: int = 3) -> dict:
-    """Kernel-only seconds (CUDA events) of the engine's scored launches on the first device batch."""
+                 repeats: int = 3, trace: bool | None = None) -> dict:
+    """Kernel-only seconds (CUDA events) of the engine's scored launches on the first device batch.
+
+    ``cigar``: the forward pass keeps the quadrant boundaries; ``trace`` (default: ``cigar``)
+    runs the traceback too, so ``cigar=True, trace=False`` times the forward pass with its stores.
+    """
+    trace = cigar if trace is None else trace
     from numba import cuda
     from readalign.kernels.cuda import scored_kernels
 
@@ -90,13 +95,13 @@ def time_kernels(q, t, mode: int, scoring: Scoring, cigar: bool, k: int = 8,
         if trace:
             cuda_scored.launch_traceback(pool, dev, job, k, fwd, d_off, total)
 
-    run(cigar)
+    run(trace)
     pool.stream.synchronize()
     times = []
     for _ in range(repeats):
         e0, e1 = cuda.event(), cuda.event()
         e0.record(pool.stream)
-        run(cigar)
+        run(trace)
         e1.record(pool.stream)
         e1.synchronize()
         times.append(cuda.event_elapsed_time(e0, e1) / 1e3)
@@ -181,9 +186,9 @@ def rows(pairs: int, protein_pairs: int, workers: int, peer_pairs: int, gpu: boo
         if gpu:
             sec, why = time_gasal2(q, t, gasal_kind, workers)
             row(f"{group} GASAL2 GPU ({why})", pairs, cells, sec, group, peer="gasal2")
-            for cigar in (False, True):
-                kr = time_kernels(q, t, code, dna, cigar)
-                kind = "CIGAR" if cigar else "score"
+            for cigar, trace in ((False, False), (True, False), (True, True)):
+                kr = time_kernels(q, t, code, dna, cigar, trace=trace)
+                kind = ("CIGAR" if trace else "boundaries, no traceback") if cigar else "score"
                 row(f"{group} readalign GPU kernel-only ({kind})", kr["pairs"], kr["cells"],
                     kr["seconds"], group, detail=kr)
             row(f"{group} readalign GPU API, lists of str (CIGAR)", pairs, cells,

@@ -123,14 +123,19 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         ``local``: floor H at 0 and keep each row's best cell (its first maximum) in
         ``work``. ``track_last`` (the end-to-end modes' last strip): keep row ``h-1``,
         the read's last row, and its leftmost maximum. Neither: the inner strips of
-        the end-to-end modes, which only fill. Hot indices are unsigned, so numba adds
-        no negative-index wraparound to them.
+        the end-to-end modes, which only fill. With ``store`` the strip's top row goes to
+        ``rbH``/``rbF`` as the sweep reads it (no second pass over the row) and every K-th
+        column to ``cbH``/``cbE``. Hot indices are unsigned, so numba adds no
+        negative-index wraparound to them.
         Returns ``(best, best_j, last)``: the best of row ``h-1``, its column and its
         value in the last column (``track_last`` only).
         """
         def sweep(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb, rows, work, h, edge_h, store,
-                  cbH, cbE, cb0, cbs, col_stride):
+                  rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, col_stride):
             diag = rowH[rowb]
+            if store:
+                rbH[rb0] = diag
+                rbF[rb0] = rowF[rowb]
             rowH[rowb] = edge_h
             rowF[rowb] = NEG
             best = edge_h
@@ -141,6 +146,9 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 x = np.uint64(rowb + j * rows)
                 aboveH = rowH[x]
                 aboveF = rowF[x]
+                if store:
+                    rbH[rb0 + j * rbs] = aboveH
+                    rbF[rb0 + j * rbs] = aboveF
                 pd = diag
                 diag = aboveH
                 for r in range(K):
@@ -212,10 +220,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         for s in range(nstrips):
             i0 = s * K
             h = min(K, m - i0)
-            if store:
-                for j in range(n + 1):
-                    rbH[rbb + (s * (n + 1) + j) * rbs] = rowH[rowb + j * rows]
-                    rbF[rbb + (s * (n + 1) + j) * rbs] = rowF[rowb + j * rows]
+            rb0 = rbb + s * (n + 1) * rbs
             for r in range(K):
                 work[r] = edge(mode, i0 + r + 1, go, ge)
                 work[K + r] = NEG
@@ -226,7 +231,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             cb0 = cbb + (i0 + 1) * cbs
             if mode == LOCAL:
                 sweep_local(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb, rows, work, h, edge_h,
-                            store, cbH, cbE, cb0, cbs, (m + 1) * cbs)
+                            store, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, (m + 1) * cbs)
                 for r in range(K):
                     if r < h and work[3 * K + r] > best:
                         best = work[3 * K + r]
@@ -234,11 +239,11 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                         bj = work[4 * K + r]
             elif i0 + h < m:
                 sweep_fill(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb, rows, work, h, edge_h,
-                           store, cbH, cbE, cb0, cbs, (m + 1) * cbs)
+                           store, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, (m + 1) * cbs)
             else:
                 row_best, row_j, last = sweep_last(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb,
-                                                   rows, work, h, edge_h, store, cbH, cbE, cb0,
-                                                   cbs, (m + 1) * cbs)
+                                                   rows, work, h, edge_h, store, rbH, rbF, rb0,
+                                                   rbs, cbH, cbE, cb0, cbs, (m + 1) * cbs)
                 if mode == GLOBAL:
                     return last, m, n
                 best = row_best
