@@ -132,10 +132,14 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
     def make_sweep(partial: bool):
         """One strip's pass over every window column; ``partial`` (a compile-time constant):
         the last strip of a read whose length is not a multiple of K, where the bottom row
-        is row ``h-1`` of the strip rather than its last. Returns ``(rowmin, best, best_j)``
-        of that bottom row."""
-        def sweep(t, tb, ts, n, m, i0, h, store, row, rowb, rows, cbuf, cbb, cbs, strip, qk):
+        is row ``h-1`` of the strip rather than its last. With ``store`` the strip's top row
+        goes to ``rbuf`` as the sweep reads it, every K-th column to ``cbuf``. Returns
+        ``(rowmin, best, best_j)`` of the bottom row."""
+        def sweep(t, tb, ts, n, m, i0, h, store, row, rowb, rows, rbuf, rb0, rbs, cbuf, cbb,
+                  cbs, strip, qk):
             diag = np.int32(row[rowb])
+            if store:
+                rbuf[rb0] = diag
             row[rowb] = i0 + h
             rowmin = np.int32(i0 + h)
             best = np.int32(i0 + h)
@@ -143,6 +147,8 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             for j in range(1, n + 1):
                 tj = np.int32(t[np.uint64(tb + (j - 1) * ts)])
                 top = np.int32(row[np.uint64(rowb + j * rows)])
+                if store:
+                    rbuf[rb0 + j * rbs] = top
                 above = top
                 pd = diag
                 bottom = top
@@ -205,19 +211,18 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         for s in range(nstrips):
             i0 = s * K
             h = min(K, m - i0)
-            if store:
-                for j in range(n + 1):
-                    rbuf[rbb + (s * (n + 1) + j) * rbs] = row[rowb + j * rows]
+            rb0 = rbb + s * (n + 1) * rbs
             for r in range(K):
                 strip[r] = i0 + r + 1
                 code = np.int32(q[qb + min(i0 + r, m - 1) * qs])
                 qk[r] = np.int32(-1) if code == n_code else code
             if h == K:
                 rowmin, best, best_j = sweep_full(t, tb, ts, n, m, i0, h, store, row, rowb, rows,
-                                                  cbuf, cbb, cbs, strip, qk)
+                                                  rbuf, rb0, rbs, cbuf, cbb, cbs, strip, qk)
             else:
                 rowmin, best, best_j = sweep_partial(t, tb, ts, n, m, i0, h, store, row, rowb,
-                                                     rows, cbuf, cbb, cbs, strip, qk)
+                                                     rows, rbuf, rb0, rbs, cbuf, cbb, cbs, strip,
+                                                     qk)
             if max_dist >= 0 and rowmin > max_dist:
                 abandoned = True
             if vote_all(abandoned):
