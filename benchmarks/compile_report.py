@@ -29,8 +29,8 @@ from kernels import cuda as kcuda
 I64 = int64[::1]
 I32 = int32[::1]
 SEQ = uint8[::1]
-SCORED_FORWARD = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, bool_, I32, I32, I32, I32,
-                  I32, I64, I64)
+SCORED_FORWARD = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, int64, bool_, I32, I32, I32,
+                  I32, I32, I64, I64)
 SCORED_TRACEBACK = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, int64, bool_, I32, I32,
                     I32, I32, I64, I64, I64, uint32[::1], I64, I64, I64, I64)
 

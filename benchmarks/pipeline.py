@@ -7,6 +7,12 @@ Then runs the whole pipeline and prints a table.
 
     python -m benchmarks.pipeline --reads 2000000 --backend cuda --json bench.json
     python -m benchmarks.pipeline --reads 2000000 --skip-align   # everything but the kernel
+    python -m benchmarks.pipeline --reads 2000000 --presets sr,edit,unit --runs 3
+
+``--presets`` times the scoring presets one after another on the same files and
+prints their reads/s side by side: ``sr`` (the default), ``edit``, and ``unit``,
+the edit preset's selection on the unit-cost edit-distance kernel that the
+pipeline ran before it scored (no tie rules: the speed it had).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import json
 import os
 import pstats
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -42,6 +49,8 @@ def parse_args() -> argparse.Namespace:
                     help="BGZF level 0-9 (default: readalign align's default)")
     ap.add_argument("--sort", action="store_true")
     ap.add_argument("--secondary", action="store_true")
+    ap.add_argument("--presets", default="sr", metavar="P1,P2,...",
+                    help="scoring presets to time in turn: sr, edit, unit (default: sr)")
     ap.add_argument("--skip-align", action="store_true",
                     help="replace the kernel by an ungapped stand-in: times every other stage")
     ap.add_argument("--json", default=None, help="also write the results here")
@@ -74,11 +83,17 @@ def run_once(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str,
     from readalign.pipeline.stage import Options, run
 
     out = os.path.join(d, "out.bam")
+    from readalign.pipeline.presets import read_scoring
+
+    preset = args.preset
     opts = Options(reference=ref, reads=reads, candidates=paf, output=out,
                    backend=args.backend, threads=args.threads, batch_size=args.batch_size,
                    max_distance=args.max_distance, sort=args.sort, secondary=args.secondary,
-                   compression_level=args.compression_level, version=__version__)
+                   compression_level=args.compression_level, version=__version__,
+                   scoring=read_scoring("edit" if preset == "unit" else preset))
     aligner = ungapped_aligner(opts.pad) if args.skip_align else None
+    if preset == "unit" and aligner is None:
+        aligner = unit_cost_aligner
     c, t = cpu_seconds(), time.perf_counter()
     with sampler or contextlib.nullcontext():
         s = run(opts, aligner)
@@ -87,13 +102,22 @@ def run_once(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str,
     return s, wall, (user - c[0], system - c[1]), os.path.getsize(out)
 
 
+def unit_cost_aligner(q, t, job, backend: str, threads: int | None):
+    """The kernel stage as before the scored presets: unit-cost infix edit distance."""
+    from readalign.engine.batching import DEFAULT_K, align_with
+    from readalign.engine.job import Job
+
+    return align_with(q, t, Job(infix=True, max_distance=-1, n_code=job.n_code, eqx=job.eqx,
+                                with_cigar=True, k=DEFAULT_K), backend, threads)
+
+
 def warm_up(args: argparse.Namespace, d: str) -> None:
     """Compile everything (kernel and pipeline) on a tiny input, untimed.
 
     Small batches and a clipped window take the paths a large run meets: candidates
     that straddle batches, and a batch of unequal lengths that gets sorted.
     """
-    w = os.path.join(d, "warm")
+    w = os.path.join(d, f"warm-{args.preset}")
     os.mkdir(w)
     ref, reads, paf, _ = simulate(w, 2000, 100_000, 2, at_edge=True)
     run_once(argparse.Namespace(**{**vars(args), "batch_size": 500}), w, ref, reads, paf)
@@ -168,6 +192,19 @@ def time_cli(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str,
         pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
 
 
+def compare_presets(rates: dict[str, list[float]], stages: dict[str, dict[str, float]]) -> None:
+    """Median reads/s of each preset, each as a share of the first, and the last run's
+    busy seconds per stage."""
+    medians = {k: statistics.median(v) for k, v in rates.items()}
+    first = next(iter(medians))
+    names = list(next(iter(stages.values())))
+    print(f"{'preset':<8} {'median reads/s':>15} {'runs':>5} {'vs ' + first:>9}  "
+          + " ".join(f"{n:>8}" for n in names))
+    for k, v in medians.items():
+        busy = " ".join(f"{stages[k][n]:8.2f}" for n in names)
+        print(f"{k:<8} {v:15,.0f} {len(rates[k]):5d} {v / medians[first]:9.2f}  {busy}")
+
+
 def batch_sizes(args: argparse.Namespace) -> list[int]:
     """The batch sizes to time: the sweep, or the one size asked for, or the default."""
     from readalign.pipeline.stage import Options
@@ -189,6 +226,8 @@ def main() -> None:
             readalign.align(["ACGT" * (n // 4) for n in lengths],
                             ["GACGT" * (n // 4) for n in lengths], backend=args.backend,
                             threads=args.threads)
+        presets = args.presets.split(",")
+        args.preset = presets[0]
         if args.runs:
             warm_up(args, d)
         t = time.perf_counter()
@@ -199,14 +238,23 @@ def main() -> None:
 
             logging.basicConfig(level=logging.DEBUG, format="%(message)s")
             logging.getLogger("numba").setLevel(logging.WARNING)
-        for args.batch_size in sizes:
-            for i in range(args.runs):
-                last = i == args.runs - 1 and args.batch_size == sizes[-1]
-                sampler = StackSampler() if args.sample and last else None
-                s, wall, cpu, size = run_once(args, d, ref, reads, paf, sampler)
-                print(f"batch {args.batch_size:,} run {i + 1}: {wall:.2f} s, "
-                      f"{args.reads / wall:,.0f} reads/s, CPU {cpu[0]:.1f} user + "
-                      f"{cpu[1]:.1f} system s ({sum(cpu) / wall:.1f} cores)", flush=True)
+        rates: dict[str, list[float]] = {}
+        stages: dict[str, dict[str, float]] = {}
+        for args.preset in presets:
+            if args.runs and args.preset != presets[0]:
+                warm_up(args, d)
+            for args.batch_size in sizes:
+                for i in range(args.runs):
+                    last = i == args.runs - 1 and args.batch_size == sizes[-1]
+                    sampler = StackSampler() if args.sample and last else None
+                    s, wall, cpu, size = run_once(args, d, ref, reads, paf, sampler)
+                    rates.setdefault(args.preset, []).append(args.reads / wall)
+                    stages[args.preset] = s.stage_seconds
+                    print(f"{args.preset} batch {args.batch_size:,} run {i + 1}: {wall:.2f} s, "
+                          f"{args.reads / wall:,.0f} reads/s, CPU {cpu[0]:.1f} user + "
+                          f"{cpu[1]:.1f} system s ({sum(cpu) / wall:.1f} cores)", flush=True)
+        if len(presets) > 1 and args.runs:
+            compare_presets(rates, stages)
         for i in range(args.cli):
             time_cli(args, d, ref, reads, paf, args.cli_profile if i == args.cli - 1 else None)
     if not args.runs:

@@ -120,7 +120,7 @@ def scored_chunk_kernel(K: int):
     row_size = ns.row_size
     col_size = ns.col_size
 
-    def align_scored_chunk(q, qoff, t, toff, order, lo, hi, mode, sub, A, go, ge, n_code, eqx,
+    def align_scored_chunk(q, qoff, t, toff, order, lo, hi, mode, sub, A, go, ge, clip, n_code, eqx,
                            with_cigar, slot_off, slots, score, q_start, q_end, ref_start,
                            ref_end, n_ops, nm):
         """Align pairs ``order[lo:hi]``; results at ``x`` for pair ``order[x]``."""
@@ -138,7 +138,7 @@ def scored_chunk_kernel(K: int):
         moves = np.empty(K * K, np.uint8)
         for x in range(lo, hi):
             qb, m, tb, n = _pair(qoff, toff, order[x])
-            sc, ei, ej = forward(q, qb, 1, m, t, tb, 1, n, mode, sub, A, go, ge, with_cigar,
+            sc, ei, ej = forward(q, qb, 1, m, t, tb, 1, n, mode, sub, A, go, ge, clip, with_cigar,
                                  rowH, rowF, 0, 1, rbH, rbF, 0, 1, cbH, cbE, 0, 1, work)
             score[x] = sc
             q_end[x] = ei

@@ -136,7 +136,7 @@ def scored_kernels(K: int, vote: bool = True):
         cuda.syncthreads()
 
     @cuda.jit
-    def scored_forward_kernel(q, qoff, t, toff, mode, sub, A, go, ge, store, rbH, rbF, cbH, cbE,
+    def scored_forward_kernel(q, qoff, t, toff, mode, sub, A, go, ge, clip, store, rbH, rbF, cbH, cbE,
                               score, end_i, end_j):
         """Score and end cell of lane ``p``'s pair; boundaries when ``store``."""
         p = cuda.grid(1)
@@ -151,7 +151,7 @@ def scored_kernels(K: int, vote: bool = True):
         qb = qoff[p]
         tb = toff[p]
         sc, ei, ej = forward(q, qb, 1, qoff[p + 1] - qb, t, tb, 1, toff[p + 1] - tb, mode, shared, A,
-                             go, ge, store, rowH, rowF, 0, 1, rbH, rbF, p, B, cbH, cbE, p, B,
+                             go, ge, clip, store, rowH, rowF, 0, 1, rbH, rbF, p, B, cbH, cbE, p, B,
                              work)
         score[p] = sc
         end_i[p] = ei

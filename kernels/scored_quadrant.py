@@ -188,7 +188,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
     sweep_last = make_sweep(False, True)
 
     @device_fn
-    def forward(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, store,
+    def forward(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, clip, store,
                 rowH, rowF, rowb, rows, rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs, work):
         """Fill H, E, F in strips of K rows, keeping only quadrant boundaries.
 
@@ -197,17 +197,23 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         ``sub`` it reads) and, in local mode, each row's best score and column.
         The top row of strip ``s`` goes to ``rbH``/``rbF[s*(n+1) + j]``, column
         ``j = b*K`` to ``cbH``/``cbE[b*(m+1) + i]`` (when ``store``). All cell
-        arithmetic is int32. Returns ``(score, end_i, end_j)``.
+        arithmetic is int32. Local mode with a clip penalty ``clip`` (L): an
+        alignment that starts on the read's first base or ends on its last earns L
+        at that end (row 0 holds L, the last row's best counts L more), so the
+        best cell maximises the score minus L per clipped end; that is the score
+        returned. Returns ``(score, end_i, end_j)``.
         """
         go = np.int32(go)
         ge = np.int32(ge)
         oe = np.int32(go + ge)
+        clip = np.int32(clip)
+        top = clip if mode == LOCAL else np.int32(0)
         for j in range(n + 1):
-            rowH[rowb + j * rows] = 0 if mode == INFIX else edge(mode, j, go, ge)
+            rowH[rowb + j * rows] = top if mode != GLOBAL else edge(mode, j, go, ge)
             rowF[rowb + j * rows] = NEG
         if store:
             for i in range(m + 1):
-                cbH[cbb + i * cbs] = edge(mode, i, go, ge)
+                cbH[cbb + i * cbs] = top if i == 0 else edge(mode, i, go, ge)
                 cbE[cbb + i * cbs] = NEG
         if m == 0:
             if mode == GLOBAL:
@@ -233,8 +239,9 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 sweep_local(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb, rows, work, h, edge_h,
                             store, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, (m + 1) * cbs)
                 for r in range(K):
-                    if r < h and work[3 * K + r] > best:
-                        best = work[3 * K + r]
+                    row_best = work[3 * K + r] + (clip if i0 + r + 1 == m else np.int32(0))
+                    if r < h and row_best > best:
+                        best = row_best
                         bi = i0 + r + 1
                         bj = work[4 * K + r]
             elif i0 + h < m:
@@ -249,6 +256,8 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 best = row_best
                 bi = m
                 bj = row_j
+        if mode == LOCAL:
+            return np.int32(best - 2 * clip), bi, bj
         return best, bi, bj
 
     emit = device_jit(emit_run)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .distance.pairwise import pairwise
-from .engine.batching import DEFAULT_K, align_packed, align_with
+from .engine.batching import DEFAULT_K, SCORED_K, align_packed, align_with
 from .engine.job import Job, Scores, check_counts, check_k, check_max_distance
 from .engine.packing import N_CODE, NO_N, check_alphabet, check_same_kind, pack_dna, pack_text, pack_with
 from .engine.result import AlignResult
@@ -13,9 +13,6 @@ from .runtime import backends
 from .runtime.timing import stage
 
 MODES = ("infix", "global", "local")
-SCORED_K = 8
-"""Quadrant size of scored alignment: k = 8 ran 153 GCUPS, 16 ran 116, 32 ran 94 (H100,
-150 bp local with CIGAR; benchmarks/RESULTS.md, 2026-11-24)."""
 
 
 def align(reads, windows, mode: str = "infix", max_distance: int | None = None,
@@ -60,8 +57,10 @@ def _align_scored(reads, windows, mode: str, max_distance, backend: str, cigar: 
         raise ValueError("max_distance applies to edit distance; with a scoring leave it None")
     if mode == "local":
         scoring.check_local()
+    elif scoring.clip_penalty:
+        raise ValueError(f"clip_penalty applies to mode='local' (soft clips); got mode={mode!r}")
     scores = Scores(MODE_NAMES.index(mode), scoring.flat(), len(scoring.alphabet), scoring.gap_open,
-                    scoring.gap_extend)
+                    scoring.gap_extend, scoring.clip_penalty)
     job = Job(infix=mode == "infix", max_distance=-1, n_code=scoring.n_code, eqx=bool(eqx),
               with_cigar=bool(cigar), k=check_k(SCORED_K if k is None else k), scores=scores)
     with stage("pack sequences", len(reads)):

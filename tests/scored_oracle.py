@@ -24,14 +24,14 @@ class Alignment:
     nm: int
 
 
-def _matrices(q, t, sub, go, ge, mode):
+def _matrices(q, t, sub, go, ge, mode, clip):
     m, n = len(q), len(t)
     H = [[NEG] * (n + 1) for _ in range(m + 1)]
     E = [[NEG] * (n + 1) for _ in range(m + 1)]
     F = [[NEG] * (n + 1) for _ in range(m + 1)]
-    H[0][0] = 0
+    H[0][0] = clip if mode == "local" else 0
     for j in range(1, n + 1):
-        H[0][j] = 0 if mode in ("infix", "local") else -(go + j * ge)
+        H[0][j] = {"infix": 0, "local": clip}.get(mode, -(go + j * ge))
     for i in range(1, m + 1):
         H[i][0] = 0 if mode == "local" else -(go + i * ge)
     for i in range(1, m + 1):
@@ -43,18 +43,21 @@ def _matrices(q, t, sub, go, ge, mode):
     return H, E, F
 
 
-def _end(H, m, n, mode):
+def _end(H, m, n, mode, clip):
+    """The end cell and its score; local mode: the first best in row-major order, a cell on
+    the read's last row earning ``clip`` (its end is not clipped), minus ``2 * clip``."""
     if mode == "global":
-        return m, n
+        return m, n, H[m][n]
     if mode == "infix":
         best = max(H[m])
-        return m, H[m].index(best)
+        return m, H[m].index(best), best
     best, bi, bj = 0, 0, 0
-    for i in range(m + 1):
+    for i in range(1, m + 1):
         for j in range(n + 1):
-            if H[i][j] > best:
-                best, bi, bj = H[i][j], i, j
-    return bi, bj
+            v = H[i][j] + (clip if i == m else 0)
+            if v > best:
+                best, bi, bj = v, i, j
+    return bi, bj, best - 2 * clip if m else 0
 
 
 def _runs(ops: list) -> str:
@@ -71,15 +74,16 @@ def _runs(ops: list) -> str:
     return "".join(out)
 
 
-def align(q: str, t: str, sub, go: int, ge: int, mode: str, same=None) -> Alignment:
+def align(q: str, t: str, sub, go: int, ge: int, mode: str, same=None,
+          clip: int = 0) -> Alignment:
     """Align read ``q`` to window ``t``; ``sub(a, b)`` scores two letters; ``same(a, b)``
-    says whether a diagonal step is a match for NM (default: equal letters)."""
+    says whether a diagonal step is a match for NM (default: equal letters); ``clip`` is the
+    local mode's penalty per clipped read end."""
     same = same or (lambda a, b: a == b)
     m, n = len(q), len(t)
-    H, E, F = _matrices(q, t, sub, go, ge, mode)
-    i, j = _end(H, m, n, mode)
+    H, E, F = _matrices(q, t, sub, go, ge, mode, clip)
+    i, j, score = _end(H, m, n, mode, clip)
     end_i, end_j = i, j
-    score = H[i][j]
     ops: list[str] = []
     nm = 0
     state = "H"
@@ -145,8 +149,10 @@ def replay(cigar: str, q: str, t: str, query_start: int, ref_start: int) -> tupl
     return "".join(qa), "".join(ta)
 
 
-def rescore(cigar: str, q: str, t: str, ref_start: int, sub, go: int, ge: int) -> int:
-    """The score of the alignment a CIGAR describes, from first principles."""
+def rescore(cigar: str, q: str, t: str, ref_start: int, sub, go: int, ge: int,
+            clip: int = 0) -> int:
+    """The score of the alignment a CIGAR describes, from first principles (``clip`` per
+    soft-clipped read end)."""
     import re
 
     qi, ti, total = 0, ref_start, 0
@@ -162,5 +168,6 @@ def rescore(cigar: str, q: str, t: str, ref_start: int, sub, go: int, ge: int) -
             total -= go + k * ge
             ti += k
         else:
+            total -= clip
             qi += k
     return total

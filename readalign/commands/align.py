@@ -7,6 +7,11 @@ the order of the reads file. Each read is written exactly once, as its best
 alignment (primary) or unmapped; other alignments become secondary records
 with --secondary. Output is BAM (SAM with --sam), renamed into place only
 when complete; --sort adds a coordinate sort and an index.
+
+Scoring: --preset sr (the default) scores as BWA-MEM does for short reads and
+soft-clips read ends where that scores better by more than the clip penalty;
+--preset edit aligns the whole read at the least edit distance.
+-A/-B/-O/-E/-L/-T override the sr preset's values.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import sys
 from .._version import __version__
 from ..errors import InputError
 from ..pipeline.pairs import DEFAULT_BATCH, DEFAULT_PAD
+from ..pipeline.presets import PRESETS, SR, read_scoring
 from ..pipeline.stage import Options
 from ..pipeline.stage import run as run_pipeline
 from ..runtime.backends import BACKENDS, usable_cpus
@@ -44,8 +50,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", required=True, help="output BAM/SAM path, '-' for stdout")
     p.add_argument("--pad", type=int, default=DEFAULT_PAD,
                    help="bases added to each side of a candidate window (clipped to the contig)")
+    s = p.add_argument_group(
+        "scoring", "--preset sr: match 1, mismatch 4, a gap of length L costs 6 + L, clip "
+        "penalty 5, minimum score 30 (BWA-MEM's), local with soft clips. --preset edit: "
+        "the whole read at the least edit distance; of equal-distance alignments the one "
+        "with the fewest gap openings (a 2 bp deletion is 2D, not 1D1M1D; a last-base "
+        "mismatch stays a mismatch). -A/-B/-O/-E/-L apply to sr.")
+    s.add_argument("--preset", choices=PRESETS, default="sr", help="scoring preset (default: sr)")
+    s.add_argument("-A", "--match", type=int, default=None, metavar="INT",
+                   help=f"match score (sr: {SR.match})")
+    s.add_argument("-B", "--mismatch", type=int, default=None, metavar="INT",
+                   help=f"mismatch penalty (sr: {SR.mismatch}); N mismatches everything")
+    s.add_argument("-O", "--gap-open", type=int, default=None, metavar="INT",
+                   help=f"gap open penalty; a gap of length L costs O + L*E (sr: {SR.gap_open})")
+    s.add_argument("-E", "--gap-extend", type=int, default=None, metavar="INT",
+                   help=f"gap extension penalty (sr: {SR.gap_extend})")
+    s.add_argument("-L", "--clip-penalty", type=int, default=None, metavar="INT",
+                   help=f"penalty for soft-clipping a read end (sr: {SR.clip}); a large value "
+                        "aligns reads to their ends")
+    s.add_argument("-T", "--min-score", type=int, default=None, metavar="INT",
+                   help=f"alignments with a lower AS are not written (sr: {SR.min_score}; edit: "
+                        "no minimum)")
     p.add_argument("--max-distance", type=int, default=None,
-                   help="alignments with more edits than this count as failed (default: no limit)")
+                   help="alignments with more edits (NM) than this count as failed "
+                        "(default: no limit)")
     p.add_argument("--secondary", action="store_true",
                    help="write non-best alignments as secondary records (flag 256)")
     p.add_argument("--eqx", action="store_true", help="use =/X CIGAR operations instead of M")
@@ -75,6 +103,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "pass it")
 
 
+def _command_line(scoring: str) -> str:
+    """The command as typed, then the scores in effect (the ``@PG`` line's CL)."""
+    typed = "readalign " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "readalign align"
+    return f"{typed} {scoring}"
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the pipeline; print the summary to stderr."""
     if args.max_distance is not None and args.max_distance < 0:
@@ -84,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--threads must be >= 1, got {threads}")
     if args.output == "-" and sys.stdout.isatty() and not args.sam:
         raise InputError("refusing to write BAM to a terminal; use -o FILE or a pipe")
+    scoring = read_scoring(args.preset, args.match, args.mismatch, args.gap_open,
+                           args.gap_extend, args.clip_penalty, args.min_score)
     ref = args.reference
     check_outputs({"-o": args.output, "the index (--sort)": args.output + ".bai" if args.sort and
                    args.output != "-" else None, "--summary-json": args.summary_json},
@@ -97,8 +133,8 @@ def run(args: argparse.Namespace) -> int:
         compression_level=args.compression_level,
         batch_size=args.batch_size, allow_empty=args.allow_empty,
         progress=sys.stderr.isatty() and not args.quiet,
-        command_line="readalign " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "readalign align",
-        version=__version__, summary_json=args.summary_json,
+        command_line=_command_line(scoring.describe()), version=__version__,
+        summary_json=args.summary_json, scoring=scoring,
     )
     summary = run_pipeline(opts)
     if not args.quiet:

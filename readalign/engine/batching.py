@@ -33,6 +33,9 @@ DEFAULT_K = 16
 """Quadrant size unless asked otherwise. Results do not depend on it; on an H100 the API
 runs 12% faster at 16 than at 8 for 150 bp reads (fewer strips and boundary values),
 and on the CPU the two are within 3% (benchmarks/RESULTS.md)."""
+SCORED_K = 8
+"""Quadrant size of scored alignment: k = 8 ran 153 GCUPS, 16 ran 116, 32 ran 94 (H100,
+150 bp local with CIGAR; benchmarks/RESULTS.md, 2026-11-24)."""
 BATCH_CELLS = {"cpu": 1 << 31, "cuda": 1 << 37}
 """DP cells per host batch: bounds host memory for CIGAR slots (CPU); the GPU backend
 cuts its host batch into device batches that fit device memory."""
@@ -203,4 +206,4 @@ def align_with(q: Packed, t: Packed, job: Job, name: str, threads: int | None = 
         return AlignResult(dist, ref_start, ref_end, ops, offsets, mode, name,
                            read_lengths=q.lengths)
     return AlignResult(dist, ref_start, ref_end, ops, offsets, MODE_NAMES[job.scores.mode], name,
-                       scored.score, (scored.q_start, scored.q_end))
+                       scored.score, (scored.q_start, scored.q_end), q.lengths)

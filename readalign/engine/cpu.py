@@ -41,7 +41,7 @@ def align_batch(q: Packed, t: Packed, idx: np.ndarray, job, k: int,
     q_end = np.empty(count, dtype=np.int64)
     nm = np.empty(count, dtype=np.int64)
     align_chunks(k, use, bounds, *arrays, sc.mode, sc.sub, sc.size, sc.gap_open, sc.gap_extend,
-                 job.n_code, job.eqx, job.with_cigar, slot_off, slots, score, q_start, q_end,
+                 sc.clip, job.n_code, job.eqx, job.with_cigar, slot_off, slots, score, q_start, q_end,
                  ref_start, ref_end, n_ops, nm, scored=True)
     return BatchResult(nm.astype(np.int32), ref_start, ref_end, n_ops,
                        [(0, count, gather_slices(slots, slot_off, n_ops))], score, q_start, q_end)

@@ -10,13 +10,13 @@ to end on the device, so only the CIGARs' real size crosses back to the host.
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda
 
 from ..kernels.cuda import compact_runs, scored_boundary_elements, scored_kernels
 from ..kernels.quadrant import FAST_PATH_MAX
-from ..runtime.gpu_memory import DevicePool
+from ..runtime.gpu_memory import DevicePool, device_pool
 from .cuda import THREADS_PER_BLOCK, device_batches
 from .job import BatchResult, Job, slot_capacity
+from .order import is_range
 from .packing import Packed, take
 
 
@@ -52,7 +52,8 @@ def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m
     end_j = pool.get("end_j", count, np.int64)
     *seqs, sub = dev
     scored_kernels(k)[0][_blocks(count), THREADS_PER_BLOCK, pool.stream](
-        *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, job.with_cigar, *bufs, score,
+        *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, sc.clip, job.with_cigar, *bufs,
+        score,
         end_i, end_j)
     return bufs, score, end_i, end_j
 
@@ -130,11 +131,13 @@ def align_batch(q: Packed, t: Packed, idx: np.ndarray, job: Job, k: int,
                       np.empty(count, np.int32), np.empty(count, np.int64),
                       np.empty(count, np.int64))
     nm = np.empty(count, np.int64)
-    pool = DevicePool(cuda.stream())
+    pool = device_pool("scored")
     m, n = q.lengths[idx], t.lengths[idx]
     for lo, hi in device_batches(m, n, k, job.with_cigar, lane_bytes=lane_bytes):
         part = idx[lo:hi]
-        runs = _run(pool, take(q, part), take(t, part), job, k, out, lo, hi, nm)
+        whole = hi - lo == len(q) and is_range(part, 0)  # the batch as it is: no copy
+        runs = _run(pool, q if whole else take(q, part), t if whole else take(t, part), job, k,
+                    out, lo, hi, nm)
         if runs is not None:
             out.ops.append((lo, hi, runs))
     out.dist[:] = nm

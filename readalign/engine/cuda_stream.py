@@ -28,7 +28,7 @@ from numba import cuda
 
 from ..kernels.cuda import translate_codes
 from ..kernels.simulator import simulated
-from ..runtime.gpu_memory import DevicePool, pinned
+from ..runtime.gpu_memory import device_pool, pinned
 from ..runtime.timing import Tally
 from . import flatseq
 from .cuda import device_batches, launch_forward, launch_traceback, upload_slots
@@ -103,8 +103,8 @@ class _Slot:
 
     def __init__(self, index: int) -> None:
         self.index = index
-        self.stream = cuda.stream()
-        self.dev = DevicePool(self.stream)
+        self.dev = device_pool(("gpu_pipeline", index))
+        self.stream = self.dev.stream
 
     def host(self, name: str, size: int, dtype) -> np.ndarray:
         return pinned(("gpu_pipeline", self.index, name), size, dtype)

@@ -22,6 +22,7 @@ class Scores:
     size: int
     gap_open: int
     gap_extend: int
+    clip: int = 0  # local mode: the penalty per clipped read end (BWA's -L)
 
 
 @dataclass(frozen=True)

@@ -80,13 +80,18 @@ class Scoring:
     ``Scoring(matrix="BLOSUM62", gap_open=10, gap_extend=1)`` protein (BLOSUM45,
     BLOSUM50, BLOSUM62, BLOSUM80, PAM250, or a square symmetric matrix with its
     ``alphabet``). Penalties are positive; a gap of length L costs
-    ``gap_open + L * gap_extend``.
+    ``gap_open + L * gap_extend``. ``clip_penalty`` (local mode only, BWA's ``-L``)
+    is charged once for each read end that the alignment leaves unaligned (soft
+    clipped): a read is clipped only where that scores better by more than the
+    penalty, and ``score`` is the aligned part's score minus the penalties.
     """
 
     def __init__(self, match: int = 1, mismatch: int = 4, gap_open: int = 6, gap_extend: int = 1,
-                 *, matrix: object = None, alphabet: str | None = None) -> None:
+                 *, matrix: object = None, alphabet: str | None = None,
+                 clip_penalty: int = 0) -> None:
         self.gap_open = _count("gap_open", gap_open)
         self.gap_extend = _count("gap_extend", gap_extend)
+        self.clip_penalty = _count("clip_penalty", clip_penalty)
         if self.gap_open + self.gap_extend == 0:
             raise ValueError("gap_open + gap_extend must be > 0 (free gaps make every "
                              "alignment a gap run)")
@@ -147,6 +152,8 @@ class Scoring:
 
     def __repr__(self) -> str:
         gaps = f"gap_open={self.gap_open}, gap_extend={self.gap_extend}"
+        if self.clip_penalty:
+            gaps += f", clip_penalty={self.clip_penalty}"
         if self.is_dna:
             return f"Scoring(match={self.match}, mismatch={self.mismatch}, {gaps})"
         return f"Scoring(matrix={self.name!r}, {gaps})"
@@ -154,7 +161,9 @@ class Scoring:
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Scoring) and self.alphabet == other.alphabet
                 and self.gap_open == other.gap_open and self.gap_extend == other.gap_extend
+                and self.clip_penalty == other.clip_penalty
                 and np.array_equal(self.matrix, other.matrix))
 
     def __hash__(self) -> int:
-        return hash((self.alphabet, self.gap_open, self.gap_extend, self.matrix.tobytes()))
+        return hash((self.alphabet, self.gap_open, self.gap_extend, self.clip_penalty,
+                     self.matrix.tobytes()))

@@ -19,6 +19,11 @@ BLOCK = 1024
 """Lines per parallel task (each task reuses one small field array)."""
 PAF_INTS = np.array([1, 2, 3, 6, 7, 8], dtype=np.int64)
 TSV_INTS = np.array([2, 3], dtype=np.int64)
+PAF_MIN_FIELDS = 9
+PAF_MAPQ = 11
+"""PAF's column 12, the mapper's MAPQ (read when the line has it; 255 when not)."""
+NO_MAPQ = 255
+"""SAM's 'MAPQ not available'."""
 
 
 @njit(cache=True, nogil=True)
@@ -66,8 +71,8 @@ def _contig(buf, s, e, hashes_sorted, order, name_bytes, name_off):
 def _check_line(buf, fs, fe, nf, paf, ints, vals, ref, out, i):
     """Check one split line and fill row ``i`` of ``out``; return (code, detail)."""
     hashes_sorted, order, name_bytes, name_off, lengths = ref
-    contig, start, end, strand = out
-    if nf < fs.shape[0]:
+    contig, start, end, strand, mapq = out
+    if nf < (PAF_MIN_FIELDS if paf else fs.shape[0]):
         return SHORT, nf
     if fe[0] == fs[0]:
         return NONAME, 0
@@ -85,6 +90,11 @@ def _check_line(buf, fs, fe, nf, paf, ints, vals, ref, out, i):
             return NOTINT, ints[j]
         vals[j] = v
     clen = lengths[c]
+    if paf and nf > PAF_MAPQ:
+        v, ok = parse_int(buf, fs[PAF_MAPQ], fe[PAF_MAPQ])
+        if not ok:
+            return NOTINT, PAF_MAPQ
+        mapq[i] = min(v, NO_MAPQ)
     if paf:
         qlen, qs, qe, tlen, ts, te = vals[0], vals[1], vals[2], vals[3], vals[4], vals[5]
         if tlen != clen:
@@ -106,11 +116,11 @@ def parse_lines(buf, ends, lo, hi, skip_first, paf, ref):
 
     ``ref`` is (hashes_sorted, order, name_bytes, name_off, lengths). Returns
     per line keep (not blank, not a comment, not a skipped header), name span,
-    contig, window start/end and strand, then the first error as (line index
-    in ``lo:hi`` or -1, code, detail).
+    contig, window start/end, strand and the mapper's MAPQ (PAF column 12; 255 when
+    absent), then the first error as (line index in ``lo:hi`` or -1, code, detail).
     """
     n = hi - lo
-    nfields = 9 if paf else 5
+    nfields = PAF_MAPQ + 1 if paf else 5
     ints = PAF_INTS if paf else TSV_INTS
     keep = np.zeros(n, np.bool_)
     ns = np.zeros(n, np.int64)
@@ -119,9 +129,10 @@ def parse_lines(buf, ends, lo, hi, skip_first, paf, ref):
     start = np.zeros(n, np.int64)
     end = np.zeros(n, np.int64)
     strand = np.zeros(n, np.int8)
+    mapq = np.full(n, NO_MAPQ, np.uint8)
     code = np.zeros(n, np.int8)
     detail = np.zeros(n, np.int64)
-    out = (contig, start, end, strand)
+    out = (contig, start, end, strand, mapq)
     for b in prange((n + BLOCK - 1) // BLOCK):
         fs = np.zeros(nfields, np.int64)
         fe = np.zeros(nfields, np.int64)
@@ -138,4 +149,5 @@ def parse_lines(buf, ends, lo, hi, skip_first, paf, ref):
     for i in range(n):
         if code[i] != OK and code[i] < worst:
             bad, worst = i, code[i]
-    return keep, ns, ne, contig, start, end, strand, (bad, int(worst), detail[max(bad, 0)])
+    return (keep, ns, ne, contig, start, end, strand, mapq,
+            (bad, int(worst), detail[max(bad, 0)]))

@@ -1,12 +1,13 @@
 """Stream candidate windows (read, contig, start, end, strand) from PAF, TSV or SAM/BAM.
 
 * **PAF** as minimap2 writes it (with or without ``-c``): the window is the
-  target span extended by the query's unaligned ends, so the whole read fits.
+  target span extended by the query's unaligned ends, so the whole read fits;
+  column 12, the mapper's MAPQ, is kept (it caps the MAPQ readalign writes).
 * **TSV**: ``read_name  contig  start  end  strand``, 0-based half-open, one
   candidate per line; ``#`` comments and a header line starting with
   ``read_name`` are skipped.
 * **SAM/BAM**: every mapped record is a candidate; its window is its
-  reference span extended by its clipped ends.
+  reference span extended by its clipped ends; its MAPQ is kept as PAF's.
 
 The format comes from the file extension unless given. Coordinates are
 checked against the reference; padding and clipping happen in the pair builder.
@@ -46,6 +47,7 @@ class CandidateChunk:
     end: np.ndarray  # int64
     strand: np.ndarray  # int8: 0 forward, 1 reverse
     line: np.ndarray  # int64: line (text) or record (SAM/BAM) number
+    mapq: np.ndarray  # uint8: the upstream mapper's MAPQ, 255 when it gave none
 
     def __len__(self) -> int:
         return self.contig.shape[0]
@@ -59,7 +61,7 @@ class CandidateChunk:
         a, b = self.name_off[lo], self.name_off[hi]
         return CandidateChunk(self.names[a:b], self.name_off[lo:hi + 1] - a,
                               self.contig[lo:hi], self.start[lo:hi], self.end[lo:hi],
-                              self.strand[lo:hi], self.line[lo:hi])
+                              self.strand[lo:hi], self.line[lo:hi], self.mapq[lo:hi])
 
     @staticmethod
     def concat(chunks: list[CandidateChunk]) -> CandidateChunk:
@@ -71,7 +73,7 @@ class CandidateChunk:
         off = np.concatenate([[0]] + shifted)
         return CandidateChunk(np.concatenate([c.names for c in chunks]), off.astype(np.int64),
                               *(np.concatenate([getattr(c, f) for c in chunks])
-                                for f in ("contig", "start", "end", "strand", "line")))
+                                for f in ("contig", "start", "end", "strand", "line", "mapq")))
 
 
 EXTENSIONS = {"paf": "paf", "tsv": "tsv", "txt": "tsv", "tab": "tsv", "sam": "sam", "bam": "bam"}
@@ -137,17 +139,17 @@ class _TextCandidates:
         """Candidates of lines ``lo:hi`` (file line ``line0`` first), or the first error."""
         ref = self.ref
         tables = (ref.hashes_sorted, ref.hash_order, ref.name_bytes, ref.name_off, ref.lengths)
-        keep, ns, ne, contig, start, end, strand, (bad, code, detail) = parse_lines(
+        keep, ns, ne, contig, start, end, strand, mapq, (bad, code, detail) = parse_lines(
             arr, ends, lo, hi, self._skip_header(arr, ends, line0), self.fmt == "paf", tables)
         if bad >= 0:
             raise self._line_error(arr, ends, lo + bad, line0 + bad, code, detail, contig[bad])
         rows = np.flatnonzero(keep)
         if rows.shape[0] < keep.shape[0]:  # copy only when comments or blank lines are dropped
-            ns, ne, contig, start, end, strand = (x[rows] for x in (ns, ne, contig, start, end,
-                                                                     strand))
+            ns, ne, contig, start, end, strand, mapq = (
+                x[rows] for x in (ns, ne, contig, start, end, strand, mapq))
         names, name_off = gather_spans(arr, ns, ne)
         return CandidateChunk(names, name_off, contig, start, end, strand,
-                              rows.astype(np.int64) + line0)
+                              rows.astype(np.int64) + line0, mapq)
 
     def _line_error(self, arr, ends, i: int, line: int, code: int, detail: int,
                     contig: int) -> InputError:
@@ -218,7 +220,7 @@ def _sam_chunks(path: str, ref: Reference) -> Iterator[CandidateChunk]:
                     raise InputError(f"{name}: record {rec_no}: alignment outside contig "
                                      f"'{ref.names[c]}'")
                 rows.append((rec.query_name.encode(), c, rs - lead, re_ + trail,
-                             1 if rec.is_reverse else 0, rec_no))
+                             1 if rec.is_reverse else 0, rec_no, rec.mapping_quality))
                 if len(rows) == CHUNK_LINES:
                     yield _rows_chunk(rows)
                     rows = []
@@ -236,7 +238,7 @@ def _rows_chunk(rows: list[tuple]) -> CandidateChunk:
     return CandidateChunk(np.frombuffer(b"".join(names), np.uint8).copy(), off,
                           np.array(cols[1], np.int32), np.array(cols[2], np.int64),
                           np.array(cols[3], np.int64), np.array(cols[4], np.int8),
-                          np.array(cols[5], np.int64))
+                          np.array(cols[5], np.int64), np.array(cols[6], np.uint8))
 
 
 def iter_candidates(path: str, ref: Reference, fmt: str | None = None,

@@ -86,6 +86,7 @@ class Pairs:
     win_start: np.ndarray  # int64 window start on the contig
     q: Packed
     t: Packed
+    upstream_mapq: np.ndarray  # uint8: the upstream mapper's MAPQ of the candidate, 255 if none
 
     def __len__(self) -> int:
         return self.read.shape[0]
@@ -146,7 +147,8 @@ def _fill_windows(t, t_off, ref, contig_off, contig, ws, we, codes):
 
 
 def build_pairs(seq: np.ndarray, seq_off: np.ndarray, read: np.ndarray, contig: np.ndarray,
-                start: np.ndarray, end: np.ndarray, strand: np.ndarray, ref, pad: int) -> Pairs:
+                start: np.ndarray, end: np.ndarray, strand: np.ndarray, ref, pad: int,
+                mapq: np.ndarray) -> Pairs:
     """Pack each candidate's oriented read and padded, clipped window as engine codes."""
     ref.ensure(contig)
     ws, we, q_off, t_off = _windows(seq_off, read, ref.lengths, contig, start, end, int(pad))
@@ -156,4 +158,4 @@ def build_pairs(seq: np.ndarray, seq_off: np.ndarray, read: np.ndarray, contig: 
     t[-1] = 0
     _fill_reads(q, q_off, seq, seq_off, read, strand, DNA_CODES)
     _fill_windows(t, t_off, ref.flat, ref.offsets, contig, ws, we, DNA_CODES)
-    return Pairs(read, contig, strand, ws, Packed(q, q_off), Packed(t, t_off))
+    return Pairs(read, contig, strand, ws, Packed(q, q_off), Packed(t, t_off), mapq)

@@ -127,6 +127,8 @@ def _md(out, o, dry, p, q, q_off, ops, op_off, contig, win_start, ref_start, ref
         elif code == 1:
             qi += length
             nm += length
+        elif code == 4:  # a soft clip: read bases outside the alignment
+            qi += length
         elif code == 2:
             if dry:
                 o += decimal_digits(run) + 1 + length
@@ -146,7 +148,7 @@ def _md(out, o, dry, p, q, q_off, ops, op_off, contig, win_start, ref_start, ref
 
 
 @njit(cache=True, nogil=True)
-def _record_size(r, p, xs, name_off, seq_off, q, q_off, contig, win_start, ref_start, ops,
+def _record_size(r, p, has_xs, name_off, seq_off, q, q_off, contig, win_start, ref_start, ops,
                  op_off, ref, ref_codes, contig_off, nrg):
     """Exact size in bytes of the record of read ``r`` / pair ``p`` (unmapped if p < 0)."""
     m = seq_off[r + 1] - seq_off[r]
@@ -155,7 +157,7 @@ def _record_size(r, p, xs, name_off, seq_off, q, q_off, contig, win_start, ref_s
         md_end, _ = _md(ref_codes, 0, True, p, q, q_off, ops, op_off, contig, win_start,
                         ref_start, ref, ref_codes, contig_off)
         size += 4 * (op_off[p + 1] - op_off[p]) + 7 + 3 + md_end + 1 + 7
-        if xs >= 0:
+        if has_xs:
             size += 7
     if nrg > 0:
         size += 3 + nrg + 1
@@ -194,9 +196,12 @@ def _put_qual(dst, qual, rev):
 
 @njit(cache=True, nogil=True)
 def _record(out, o, r, p, flag, mapq, xs, names, name_off, seq, seq_off, qual, has_qual,
-            q, q_off, contig, strand, win_start, dist, ref_start, ref_end, ops, op_off,
+            q, q_off, contig, strand, win_start, alscore, ref_start, ref_end, ops, op_off,
             ref, ref_codes, contig_off, nt16, comp16, rg):
-    """Write one record at ``out[o]`` (pair ``p`` of read ``r``, or unmapped if p < 0)."""
+    """Write one record at ``out[o]`` (pair ``p`` of read ``r``, or unmapped if p < 0).
+
+    AS is ``alscore[p]``; XS, when ``xs >= 0``, the AS of pair ``xs`` (the second best).
+    """
     start = o
     o += 4  # block_size, filled last
     m = seq_off[r + 1] - seq_off[r]
@@ -246,9 +251,9 @@ def _record(out, o, r, p, flag, mapq, xs, names, name_off, seq, seq_off, qual, h
         out[o] = 0
         o += 1
         _tag_i(out, nm_at, 78, 77, nm)
-        o = _tag_i(out, o, 65, 83, -dist[p])
+        o = _tag_i(out, o, 65, 83, alscore[p])
         if xs >= 0:
-            o = _tag_i(out, o, 88, 83, -xs)
+            o = _tag_i(out, o, 88, 83, alscore[xs])
     if rg.shape[0] > 0:
         out[o] = 82
         out[o + 1] = 71
@@ -286,8 +291,8 @@ def _sizes(name_off, seq_off, q, q_off, pair_lo, pair_hi, contig, win_start, ref
         k = 0
         for p in range(pair_lo[r], pair_hi[r]):
             if _emits(r, p, secondary, valid, best):
-                xs = second[r] if p == best[r] else -1
-                s += _record_size(r, p, xs, name_off, seq_off, q, q_off, contig, win_start,
+                has_xs = p == best[r] and second[r] >= 0
+                s += _record_size(r, p, has_xs, name_off, seq_off, q, q_off, contig, win_start,
                                   ref_start, ops, op_off, ref, ref_codes, contig_off, nrg)
                 k += 1
         size[r] = s
@@ -297,7 +302,7 @@ def _sizes(name_off, seq_off, q, q_off, pair_lo, pair_hi, contig, win_start, ref
 
 @njit(cache=True, nogil=True, parallel=True)
 def _fill(out, start, names, name_off, seq, seq_off, qual, has_qual, q, q_off, pair_lo,
-          pair_hi, contig, strand, win_start, dist, ref_start, ref_end, ops, op_off, valid, best,
+          pair_hi, contig, strand, win_start, alscore, ref_start, ref_end, ops, op_off, valid, best,
           second, mapq, secondary, ref, ref_codes, contig_off, nt16, comp16, rg):
     """Write each read's records at ``out[start[r]]``, in parallel over reads."""
     nreads = name_off.shape[0] - 1
@@ -305,12 +310,12 @@ def _fill(out, start, names, name_off, seq, seq_off, qual, has_qual, q, q_off, p
         b = best[r]
         if b < 0:
             _record(out, start[r], r, -1, FLAG_UNMAPPED, 0, -1, names, name_off, seq, seq_off,
-                    qual, has_qual, q, q_off, contig, strand, win_start, dist, ref_start,
+                    qual, has_qual, q, q_off, contig, strand, win_start, alscore, ref_start,
                     ref_end, ops, op_off, ref, ref_codes, contig_off, nt16, comp16, rg)
             continue
         o = _record(out, start[r], r, b, FLAG_REVERSE if strand[b] == 1 else 0, mapq[r],
                     second[r], names, name_off, seq, seq_off, qual, has_qual, q, q_off, contig,
-                    strand, win_start, dist, ref_start, ref_end, ops, op_off, ref, ref_codes,
+                    strand, win_start, alscore, ref_start, ref_end, ops, op_off, ref, ref_codes,
                     contig_off, nt16, comp16, rg)
         if not secondary:
             continue
@@ -318,7 +323,7 @@ def _fill(out, start, names, name_off, seq, seq_off, qual, has_qual, q, q_off, p
             if p != b and _emits(r, p, secondary, valid, best):
                 flag = FLAG_SECONDARY | (FLAG_REVERSE if strand[p] == 1 else 0)
                 o = _record(out, o, r, p, flag, 0, -1, names, name_off, seq, seq_off, qual,
-                            has_qual, q, q_off, contig, strand, win_start, dist, ref_start,
+                            has_qual, q, q_off, contig, strand, win_start, alscore, ref_start,
                             ref_end, ops, op_off, ref, ref_codes, contig_off, nt16, comp16, rg)
 
 
@@ -340,7 +345,7 @@ def pack_records(batch: ReadBatch, pairs: Pairs, res: AlignResult, sel: Selectio
     out = np.empty(int(start[-1]), np.uint8)
     _fill(out, start, batch.names, batch.name_off, batch.seq, batch.seq_off, qual,
           batch.qual is not None, pairs.q.data, pairs.q.offsets, sel.lo, sel.hi, pairs.contig,
-          pairs.strand, pairs.win_start, res.distance, res.ref_start, res.ref_end, ops, op_off,
+          pairs.strand, pairs.win_start, sel.alscore, res.ref_start, res.ref_end, ops, op_off,
           sel.valid, sel.best, sel.second, sel.mapq, secondary, ref.flat, DNA_CODES,
           ref.offsets, NT16, COMP16, rg)
     total = int(nrec.sum())

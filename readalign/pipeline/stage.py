@@ -24,9 +24,9 @@ from typing import Any
 import numba
 import numpy as np
 
-from ..engine.batching import DEFAULT_K, align_with
+from ..engine.batching import SCORED_K, align_with
 from ..engine.job import Job
-from ..engine.packing import N_CODE, Packed
+from ..engine.packing import Packed
 from ..engine.result import AlignResult
 from ..errors import InputError
 from ..io._text import display
@@ -34,6 +34,7 @@ from ..io.candidates import CandidateChunk, iter_candidates
 from ..io.reads import ReadBatch, iter_reads
 from ..io.reference import Reference
 from ..runtime import backends
+from ..runtime.device_reuse import keep_buffers
 from ..runtime.outfiles import write_bytes
 from ..runtime.progress import Progress
 from ..runtime.stages import Consumer, Inline, concurrent_launches_ok, numba_threads, prefetch
@@ -41,6 +42,7 @@ from .bgzf import deflate_library
 from .header import header_bytes, header_text, parse_rg
 from .output import Output
 from .pairs import DEFAULT_BATCH, DEFAULT_PAD, Pairs, build_pairs, find_name, match_reads, repeated_names
+from .presets import SR, ReadScoring
 from .records import pack_records
 from .select import choose
 
@@ -85,6 +87,7 @@ class Options:
     command_line: str = "readalign align"
     version: str = ""
     summary_json: str | None = None  # also write the summary here (renamed with the output)
+    scoring: ReadScoring = SR  # --preset and -A/-B/-O/-E/-L/-T
 
 
 @dataclass
@@ -99,6 +102,7 @@ class Summary:
     pairs_aligned: int = 0
     records: int = 0
     repeated_names: int = 0  # reads named like the read before them (written unmapped)
+    scoring: str = ""  # the scores in effect, as options
     backend: str = ""
     deflate: str = ""
     seconds: float = 0.0
@@ -110,8 +114,8 @@ class Summary:
         st = ", ".join(f"{k} {v:.2f}s" for k, v in self.stage_seconds.items())
         return (f"reads in {self.reads_in}, aligned {self.aligned}, unaligned {self.unaligned}, "
                 f"secondary {self.secondary}; pairs {self.pairs}, aligned {self.pairs_aligned}; "
-                f"backend {self.backend}; BGZF deflate {self.deflate}; {self.seconds:.2f}s "
-                f"({self.reads_per_second:,.0f} reads/s; {st})")
+                f"scoring {self.scoring}; backend {self.backend}; BGZF deflate {self.deflate}; "
+                f"{self.seconds:.2f}s ({self.reads_per_second:,.0f} reads/s; {st})")
 
     def json(self) -> str:
         """The summary as a JSON document."""
@@ -199,7 +203,7 @@ Aligner = Callable[[Packed, Packed, Job, str, int], AlignResult]
 def _no_candidates() -> CandidateChunk:
     return CandidateChunk(np.zeros(0, np.uint8), np.zeros(1, np.int64), np.zeros(0, np.int32),
                           np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int8),
-                          np.zeros(0, np.int64))
+                          np.zeros(0, np.int64), np.zeros(0, np.uint8))
 
 
 class RepeatedNames:
@@ -253,14 +257,9 @@ def _pairs_stage(items: Iterator[tuple[ReadBatch, CandidateChunk, np.ndarray]], 
     for batch, chunk, read_idx in items:
         t0 = time.perf_counter()
         pairs = build_pairs(batch.seq, batch.seq_off, read_idx, chunk.contig, chunk.start,
-                            chunk.end, chunk.strand, ref, opts.pad)
+                            chunk.end, chunk.strand, ref, opts.pad, chunk.mapq)
         st["pairs"] += time.perf_counter() - t0
         yield Work(batch, pairs)
-
-
-def _job(opts: Options) -> Job:
-    return Job(infix=True, max_distance=-1 if opts.max_distance is None else opts.max_distance,
-               n_code=N_CODE, eqx=opts.eqx, with_cigar=True, k=DEFAULT_K)
 
 
 def assemble(work: Work, ref: Reference, opts: Options, summary: Summary,
@@ -268,7 +267,7 @@ def assemble(work: Work, ref: Reference, opts: Options, summary: Summary,
     """Best candidate per read, MAPQ, and the batch's BAM records (stage assemble)."""
     batch, pairs, res = work.batch, work.pairs, work.res
     n = len(batch)
-    sel = choose(n, pairs, res)
+    sel = choose(n, pairs, res, opts.scoring, opts.max_distance)
     buf, nrec, nsec = pack_records(batch, pairs, res, sel, ref, opts.secondary, rg_id)
     aligned = int((sel.best >= 0).sum())
     summary.reads_in += n
@@ -336,6 +335,7 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
     ref = Reference(opts.reference)
     backend = backends.resolve(opts.backend)
     summary.backend = backend
+    summary.scoring = opts.scoring.describe()
     level = DEFAULT_COMPRESSION if opts.compression_level is None else opts.compression_level
     summary.deflate = deflate_library()
     if summary.deflate != "libdeflate" and level > 0:
@@ -377,12 +377,14 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
         rg_id = np.frombuffer((rg[1] if rg else "").encode(), np.uint8)  # parsed once per run
         assembler = behind(_assemble_stage(writer, ref, opts, summary, rg_id, progress), "assemble",
                            depth=1)
-        job = _job(opts)
-        for item in work:
-            t = time.perf_counter()
-            item.res = align(item.pairs.q, item.pairs.t, job, backend, opts.threads)
-            st["align"] += time.perf_counter() - t
-            assembler.put(item)
+        with keep_buffers():  # one set of device buffers for the whole run
+            for item in work:
+                t = time.perf_counter()
+                q, w = item.pairs.q, item.pairs.t
+                job = opts.scoring.job(opts.eqx, SCORED_K, q.lengths, w.lengths)
+                item.res = align(q, w, job, backend, opts.threads)
+                st["align"] += time.perf_counter() - t
+                assembler.put(item)
         for consumer in reversed(consumers):  # the assembler first, then the writer
             consumer.close()
         t = time.perf_counter()

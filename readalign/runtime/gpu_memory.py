@@ -3,7 +3,9 @@
 Pinning host memory costs far more than copying into it, so pinned staging
 buffers live at module level and are reused by every call (grown when a call
 needs more). Device buffers belong to one call's pipeline slot and are reused
-by every chunk that slot runs.
+by every chunk that slot runs; inside :func:`.device_reuse.keep_buffers` (the align pipeline,
+which makes one engine call per batch of reads) they also outlive the call, so
+a run allocates its device memory once rather than once per batch.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import numpy as np
 from numba import cuda
 
 from ..kernels.simulator import simulated
+from .device_reuse import kept_pools
 
 MEMORY_FRACTION = 0.6
 """Share of the free device memory one call's buffers may use (the rest stays for the
@@ -62,3 +65,15 @@ class DevicePool:
             arr = cuda.device_array(int(size * GROWTH), dtype=dtype, stream=self.stream)
             self._arrays[name] = arr
         return arr[:size]
+
+
+def device_pool(key: object) -> DevicePool:
+    """The pool of ``key`` (with its own stream): kept inside :func:`.device_reuse.keep_buffers`,
+    else new."""
+    pools = kept_pools()
+    if pools is None:
+        return DevicePool(cuda.stream())
+    pool = pools.get(key)
+    if pool is None:
+        pool = pools[key] = DevicePool(cuda.stream())
+    return pool

@@ -6,7 +6,8 @@ Runs on a GPU or under the simulator (``NUMBA_ENABLE_CUDASIM=1``)::
 
 Random DNA pairs (reads drawn from their windows with errors and foreign tails,
 or unrelated; N included; lengths 0..MAX_LEN) and protein pairs, every mode,
-several scorings; a few pairs past the GPU's fast path when MAX_LEN allows.
+several scorings (local mode also with a clip penalty); a few pairs past the GPU's fast
+path when MAX_LEN allows.
 Where parasail is installed, the GPU's DNA scores must also equal parasail's
 (``nw``/``sg_dx``/``sw``, N scoring as a mismatch against everything), computed
 on every core.
@@ -120,6 +121,11 @@ def main(count: int, max_len: int) -> None:
                     bad = np.flatnonzero(both & (gpu.score != want))
                     assert bad.size == 0, (f"parasail {values} {mode}", bad[:5])
                     checked += int(both.sum())
+    clipped = readalign.Scoring(1, 4, 6, 1, clip_penalty=5)  # the BAM stage's default (sr)
+    for k in (8, 16):
+        gpu = readalign.align(reads, windows, mode="local", scoring=clipped, backend="cuda", k=k)
+        cpu = readalign.align(reads, windows, mode="local", scoring=clipped, backend="cpu", k=k)
+        same(gpu, cpu, f"dna {clipped} local k={k}")
     preads, pwindows = protein_pairs(rng, max(count // 4, 8), min(max_len, 300))
     blosum = readalign.Scoring(matrix="BLOSUM62", gap_open=10, gap_extend=1)
     for mode in ("global", "infix", "local"):

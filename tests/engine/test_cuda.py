@@ -46,3 +46,21 @@ def test_gpu_long_pairs_and_batches():
     import gpu_check
 
     gpu_check.compare(2_000, seed=2, max_len=2_000)
+
+
+def test_device_pools_are_kept_only_inside_keep_buffers():
+    """The align pipeline's scope: one pool per key for the whole block, fresh ones outside."""
+    code = ("from readalign.runtime.device_reuse import keep_buffers\n"
+            "from readalign.runtime.gpu_memory import device_pool\n"
+            "assert device_pool('a') is not device_pool('a')\n"
+            "with keep_buffers():\n"
+            "    a = device_pool('a')\n"
+            "    with keep_buffers():\n"
+            "        assert device_pool('a') is a\n"
+            "    assert device_pool('a') is a and device_pool('b') is not a\n"
+            "assert device_pool('a') is not a\n"
+            "print('ok')\n")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]

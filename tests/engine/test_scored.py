@@ -43,15 +43,15 @@ def _want(w) -> tuple:
 
 def _check_pairs(reads, windows, mode, scoring, sub, same, k=16, backend="cpu") -> None:
     res = readalign.align(reads, windows, mode=mode, scoring=scoring, k=k, backend=backend)
-    go, ge = scoring.gap_open, scoring.gap_extend
+    go, ge, clip = scoring.gap_open, scoring.gap_extend, scoring.clip_penalty
     for i, (q, t) in enumerate(zip(reads, windows, strict=True)):
         got = _fields(res, i)
-        assert got == _want(oracle(q, t, sub, go, ge, mode, same)), (mode, q, t)
+        assert got == _want(oracle(q, t, sub, go, ge, mode, same, clip)), (mode, q, t)
         qa, ta = replay(got[5], q, t, got[1], got[3])
         read_used = sum(int(n) for n, op in re.findall(r"(\d+)([MI=X])", got[5]))
         ref_used = sum(int(n) for n, op in re.findall(r"(\d+)([MD=X])", got[5]))
         assert (got[2] - got[1], got[4] - got[3]) == (read_used, ref_used)
-        assert rescore(got[5], q, t, got[3], sub, go, ge) == got[0]
+        assert rescore(got[5], q, t, got[3], sub, go, ge, clip) == got[0]
         mismatches = sum(not same(a, b) for a, b in zip(qa, ta, strict=True))
         gaps = sum(int(n) for n, op in re.findall(r"(\d+)([ID])", got[5]))
         assert got[6] == mismatches + gaps, (mode, q, t, got)
@@ -84,12 +84,14 @@ def dna_pairs(draw):
     return q, t
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pairs=st.lists(dna_pairs(), min_size=1, max_size=6), mode=st.sampled_from(MODES),
-       params=st.sampled_from(SCORINGS), k=st.sampled_from([4, 8, 16]))
-def test_dna_equals_the_oracle(pairs, mode, params, k):
-    """Score, spans, CIGAR and NM equal a full-matrix Gotoh; CIGARs replay and re-score."""
-    scoring = readalign.Scoring(*params)
+       params=st.sampled_from(SCORINGS), k=st.sampled_from([4, 8, 16]),
+       clip=st.sampled_from([0, 0, 1, 5, 30]))
+def test_dna_equals_the_oracle(pairs, mode, params, k, clip):
+    """Score, spans, CIGAR and NM equal a full-matrix Gotoh (local mode with and without a
+    clip penalty); CIGARs replay and re-score."""
+    scoring = readalign.Scoring(*params, clip_penalty=clip if mode == "local" else 0)
     _check_pairs([p[0] for p in pairs], [p[1] for p in pairs], mode, scoring,
                  dna_scorer(params[0], params[1]), _dna_same, k)
 

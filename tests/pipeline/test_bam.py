@@ -9,8 +9,9 @@ import pytest
 from readalign.errors import InputError
 from readalign.pipeline.bgzf import _htslib, deflate_library
 from readalign.pipeline.header import parse_rg
+from readalign.pipeline.presets import EDIT
 from readalign.pipeline.records import reg2bin
-from readalign.pipeline.select import select_best
+from readalign.pipeline.select import NO_SCORE, select_best
 from readalign.pipeline.stage import Options, run
 
 REF = ("GATTACAGATTACACCGGTTAAGGCCTTAACGTACGTTGCAACGTAGCTAGCTAGGATCCAGTCAGT"
@@ -51,7 +52,8 @@ def test_reverse_strand_seq_qual_and_md(run_tsv):
     read = revcomp(core)
     read = read[:5] + "R" + read[6:]  # IUPAC base, accepted and stored as is
     qual = "".join(chr(33 + i % 40) for i in range(len(read)))
-    recs, summary = run_tsv([("r1", read, qual)], [("r1", "c1", 20, 60, "-")], eqx=True)
+    recs, summary = run_tsv([("r1", read, qual)], [("r1", "c1", 20, 60, "-")], eqx=True,
+                            scoring=EDIT)
     (rec,) = recs
     assert rec.flag == 16 and rec.reference_start == 20
     assert rec.query_sequence == revcomp(read)  # stored on the forward strand
@@ -100,17 +102,33 @@ def test_select_rules():
     # read 1: only an all-insertion alignment -> unmapped
     read = np.array([0, 0, 0, 1])
     dist = np.array([3, 3, 1, 2], np.int32)
+    score = np.array([30, 30, 50, 40], np.int64)
     start = np.array([0, 0, 5, 4], np.int64)
     end = np.array([40, 40, 5, 4], np.int64)
     contig = np.array([0, 1, 0, 0], np.int32)
     strand = np.zeros(4, np.int8)
     win = np.array([0, 100, 0, 0], np.int64)
-    valid, best, second, mapq = select_best(2, read, dist, start, end, contig, strand, win)
+    upstream = np.full(4, 255, np.uint8)
+
+    def select(min_score=NO_SCORE, max_dist=-1, unit=5):
+        return select_best(2, read, score, score, dist, start, end, contig, strand, win,
+                           upstream, min_score, max_dist, unit)
+
+    valid, best, second, mapq = select()
     assert valid.tolist() == [True, True, False, False]
-    assert best.tolist() == [0, -1] and second.tolist() == [3, -1] and mapq.tolist() == [0, 0]
-    dist[1] = 5
-    _, _, second, mapq = select_best(2, read, dist, start, end, contig, strand, win)
-    assert second[0] == 5 and mapq[0] == 20
+    assert best.tolist() == [0, -1] and second.tolist() == [1, -1] and mapq.tolist() == [0, 0]
+    score[1] = 22  # 8 points below: 10 * 8 // 5 = 16
+    valid, best, second, mapq = select()
+    assert best[0] == 0 and second[0] == 1 and mapq[0] == 16
+    upstream[1] = 3  # the upstream mapper's MAPQ (the highest of the read's candidates) caps it
+    assert select()[3][0] == 3
+    upstream[:] = 255
+    score[1] = 0  # 30 below: 10 * 30 // 5 = 60, the most
+    assert select()[3][0] == 60
+    valid, best, _, _ = select(min_score=31)  # -T: both fall short
+    assert best[0] == -1 and not valid.any()
+    valid, best, _, _ = select(max_dist=2)  # both have 3 edits
+    assert best[0] == -1
 
 
 def test_reg2bin_and_read_groups():

@@ -17,6 +17,7 @@ from readalign.io.reference import Reference
 from readalign.pipeline.bgzf import BgzfWriter
 from readalign.pipeline.header import header_bytes, header_text
 from readalign.pipeline.pairs import Pairs
+from readalign.pipeline.presets import EDIT
 from readalign.pipeline.records import pack_records
 from readalign.pipeline.select import choose
 from readalign.pipeline.stage import Options, run
@@ -24,7 +25,8 @@ from readalign.runtime.stages import Consumer, prefetch
 
 
 def _batch(rng, nreads):
-    """A random batch: reads with 0-3 pairs, random CIGARs (M/I/D), some failed pairs."""
+    """A random batch: reads with 0-3 pairs, random CIGARs (M/I/D, S at the ends), some failed
+    pairs."""
     ref = np.frombuffer(b"ACGTN", np.uint8)[rng.integers(0, 5, 5000)].copy()
     names = [f"read{i}".encode() for i in range(nreads)]
     name_off = np.concatenate([[0], np.cumsum([len(n) for n in names])]).astype(np.int64)
@@ -46,6 +48,16 @@ def _batch(rng, nreads):
             cig.append(k << 4 | code)
             left -= k if code != 2 else 0
             s += k if code != 1 else 0
+        for at_start in (True, False):  # soft-clip part of an end M run
+            run = cig[0] if at_start else cig[-1]
+            if run & 15 == 0 and run >> 4 >= 2 and rng.random() < 0.25:
+                k = int(rng.integers(1, run >> 4))
+                clip, rest = k << 4 | 4, ((run >> 4) - k) << 4
+                if at_start:
+                    cig[:1] = [clip, rest]
+                else:
+                    cig[-1:] = [rest, clip]
+                s -= k
         ops += cig
         n_ops.append(len(cig))
         span.append(s)
@@ -59,7 +71,8 @@ def _batch(rng, nreads):
                 seq=seq, seq_off=seq_off, qual=qual, q=q, q_off=q_off, read=read,
                 contig=contig, strand=strand, win=win, dist=dist, ref_start=ref_start,
                 ref_end=ref_start + span, ops=np.array(ops, np.uint32), op_off=op_off,
-                ref=ref, contig_off=np.array([0, 5000], np.int64))
+                ref=ref, contig_off=np.array([0, 5000], np.int64),
+                upstream=np.full(npairs, 255, np.uint8))
 
 
 _IUPAC = "=ACMGRSVTWYHKDBN"
@@ -73,7 +86,7 @@ def _objects(b, has_qual: bool, tmp_path):
     batch = ReadBatch(b["names"], b["name_off"], b["seq"], b["seq_off"],
                       b["qual"] if has_qual else None, 0)
     pairs = Pairs(b["read"], b["contig"], b["strand"], b["win"], Packed(b["q"], b["q_off"]),
-                  Packed(b["q"], b["q_off"]))
+                  Packed(b["q"], b["q_off"]), b["upstream"])
     res = AlignResult(b["dist"], b["ref_start"], b["ref_end"], b["ops"], b["op_off"], "infix",
                       "cpu")
     ref = Reference(str(fasta))
@@ -95,6 +108,8 @@ def _nm_md(q: np.ndarray, ref: bytes, pos: int, cigar: list) -> tuple[int, str]:
             qi, pos = qi + n, pos + n
         elif op == 1:
             qi, nm = qi + n, nm + n
+        elif op == 4:
+            qi += n
         else:
             md, run, nm = md + f"{run}^" + ref[pos:pos + n].decode(), 0, nm + n
             pos += n
@@ -125,7 +140,7 @@ def _expected(b, sel, has_qual: bool, secondary: bool, rg: str):
             nm, md = _nm_md(q, ref, pos, cigar)
             tags = {"NM": nm, "MD": md, "AS": -int(b["dist"][p])}
             if p == best and sel.second[r] >= 0:
-                tags["XS"] = -int(sel.second[r])
+                tags["XS"] = -int(b["dist"][sel.second[r]])
             rec.update(flag=(16 if rev else 0) | (0 if p == best else 256), pos=pos, cigar=cigar,
                        mapq=int(sel.mapq[r]) if p == best else 0, tags=tags)
             if rev:
@@ -140,7 +155,7 @@ def test_packed_records_read_back_as_expected(secondary, has_qual, rg, tmp_path)
     """The parallel packer's records, read back by htslib, against fields computed in Python."""
     b = _batch(np.random.default_rng(7), 700)
     batch, pairs, res, ref = _objects(b, has_qual, tmp_path)
-    sel = choose(len(batch), pairs, res)
+    sel = choose(len(batch), pairs, res, EDIT, None)
     buf, nrec, nsec = pack_records(batch, pairs, res, sel, ref, secondary,
                                    np.frombuffer(rg.encode(), np.uint8))
     out = tmp_path / "out.bam"

@@ -98,6 +98,10 @@ def test_example_workflow_matches_a_single_readalign_run(example):
         args += ["--pad", ra["pad"]]
     if ra.get("max_distance") is not None:
         args += ["--max-distance", ra["max_distance"]]
+    scoring = ra.get("scoring") or {}
+    for key, option in (("preset", "--preset"), ("min_score", "-T"), ("mismatch", "-B")):
+        if scoring.get(key) is not None:
+            args += [option, scoring[key]]
     if ra.get("secondary"):
         args.append("--secondary")
     if ra.get("read_group"):
@@ -292,6 +296,7 @@ def test_module_include_and_module_directive(tmp_path):
     (tmp_path / "config.yaml").write_text(yaml.safe_dump({
         **MODULE_CONFIG, "readalign": {**MODULE_CONFIG["readalign"], "secondary": True,
                                        "pad": 50, "read_group": "ID:{sample}\tSM:{sample}",
+                                       "scoring": {"preset": "sr", "mismatch": 6},
                                        "extra": "--eqx", "gpu_model": "a100"}}))
     (tmp_path / "with_include.smk").write_text(textwrap.dedent(f"""\
         configfile: "config.yaml"
@@ -332,5 +337,6 @@ def test_module_include_and_module_directive(tmp_path):
         assert counts[f"{prefix}readalign_faidx"] == 1
         assert "--secondary" in res.stdout and "--pad 50" in res.stdout
         assert "--eqx" in res.stdout and "--threads 4" in res.stdout
+        assert "--preset sr -B 6" in res.stdout
         assert "--rg 'ID:s1\\tSM:s1'" in res.stdout         # wildcards filled in
         assert "gpu=1" in res.stdout and "gpu_model=a100" in res.stdout

@@ -16,6 +16,7 @@ READALIGN_DEFAULTS = {
     "benchmark_dir": "benchmarks/readalign",
     "pad": None,              # window padding; None: readalign's default
     "max_distance": None,     # largest edit distance reported; None: readalign's default
+    "scoring": None,          # a preset name, or a mapping of SCORING_OPTIONS; None: sr
     "secondary": False,       # also write the other candidates as secondary records
     "eqx": False,             # =/X CIGAR operations instead of M
     "sort": False,            # coordinate-sort (and index) each output
@@ -30,6 +31,12 @@ READALIGN_DEFAULTS = {
     "mem_mb": 4000,
     "runtime": 60,            # minutes
 }
+
+READALIGN_SCORING_OPTIONS = {
+    "preset": "--preset", "match": "-A", "mismatch": "-B", "gap_open": "-O",
+    "gap_extend": "-E", "clip_penalty": "-L", "min_score": "-T",
+}
+"""Keys of the ``scoring`` mapping and the `readalign align` options they set."""
 
 _readalign_unknown = set(config.get("readalign", {})) - set(READALIGN_DEFAULTS)
 if _readalign_unknown:
@@ -61,9 +68,27 @@ def readalign_log_path(kind, suffix):
     return os.path.join(folder, "align", *parts[:-1], f"{parts[-1]}{suffix}")
 
 
+def readalign_scoring_arguments(scoring):
+    """`readalign align` options of the ``scoring`` config key: a preset name or a mapping."""
+    if not scoring:
+        return []
+    if isinstance(scoring, str):
+        scoring = {"preset": scoring}
+    unknown = set(scoring) - set(READALIGN_SCORING_OPTIONS)
+    if not isinstance(scoring, dict) or unknown:
+        raise ValueError("readalign module: config key readalign.scoring must be a preset name "
+                         "or a mapping of " + ", ".join(READALIGN_SCORING_OPTIONS)
+                         + (f"; unknown: {', '.join(sorted(unknown))}" if unknown else ""))
+    args = []
+    for key, option in READALIGN_SCORING_OPTIONS.items():
+        if scoring.get(key) is not None:
+            args += [option, str(scoring[key])]
+    return args
+
+
 def readalign_arguments(cfg=READALIGN_CONFIG):
     """The options of `readalign align` that the config sets, as one shell-quoted string."""
-    args = ["--backend", cfg["backend"]]
+    args = ["--backend", cfg["backend"], *readalign_scoring_arguments(cfg["scoring"])]
     if cfg["candidates_format"] and cfg["candidates_format"] != "auto":
         args += ["--candidates-format", cfg["candidates_format"]]
     if cfg["pad"] is not None:
