@@ -58,6 +58,8 @@ CALLED_SETS = ("plain", "adapter")
 TOLERANCE = 20
 """A read is placed right when its leftmost aligned base is this close to the truth."""
 HIGH_MAPQ = 30
+MAPQ_BINS = ((0, 0), (1, 9), (10, 19), (20, 29), (30, 39), (40, 59), (60, 255))
+"""MAPQ ranges of the calibration table (reads and misplaced reads per range)."""
 
 MATCH, MISMATCH, GAP_OPEN, GAP_EXTEND, CLIP_PENALTY = 1, -4, 6, 1, 5
 """BWA-MEM's scoring: a gap of length n costs GAP_OPEN + n * GAP_EXTEND."""
@@ -310,10 +312,17 @@ class BamStats:
     adapter_reads_mapped: int = 0
     adapter_edits: int = 0
     mean_nm_adapter_reads: float | None = None
+    mapq_bins: list = field(default_factory=lambda: [[0, 0] for _ in MAPQ_BINS])
+    """[reads, misplaced] per range of :data:`MAPQ_BINS`."""
 
     @property
     def placed_pct(self) -> float:
         return 100 * self.placed / self.reads if self.reads else 0.0
+
+
+def mapq_bin(mapq: int) -> int:
+    """Index of the :data:`MAPQ_BINS` range holding ``mapq``."""
+    return next(i for i, (lo, hi) in enumerate(MAPQ_BINS) if lo <= mapq <= hi)
 
 
 def score_bam(bam_path: Path, genome: dict[str, str]) -> BamStats:
@@ -333,6 +342,9 @@ def score_bam(bam_path: Path, genome: dict[str, str]) -> BamStats:
                 continue
             ok = is_placed(origin, rec.reference_name, rec.reference_start)
             st.placed += ok
+            tally = st.mapq_bins[mapq_bin(rec.mapping_quality)]
+            tally[0] += 1
+            tally[1] += not ok
             if rec.mapping_quality >= HIGH_MAPQ:
                 st.high_mapq += 1
                 st.high_mapq_misplaced += not ok
@@ -605,6 +617,21 @@ def markdown_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def calibration_table(rows: list[dict], read_set: str = "plain") -> str:
+    """Misplaced share per MAPQ range of each aligner on one read set (MAPQ's promise:
+    10^(-MAPQ/10))."""
+    ranges = [f"{lo}" if lo == hi else f"{lo}-{min(hi, 60)}" for lo, hi in MAPQ_BINS]
+    head = ["aligner / run"] + [f"MAPQ {r}" for r in ranges]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        if "error" in r or r["set"] != read_set:
+            continue
+        cells = [r["run"]] + [f"{bad:,}/{n:,}" + (f" ({bad / n:.1e})" if n else "")
+                              for n, bad in r["bam"]["mapq_bins"]]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -737,7 +764,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     timings["evaluate_s"] = time.perf_counter() - t
     timings["total_s"] = time.perf_counter() - _T0
 
-    table = markdown_table(rows)
+    table = (markdown_table(rows) + "\n\nMisplaced / reads per MAPQ range (plain set):\n\n"
+             + calibration_table(rows))
     print(table)
     (out / "truth.md").write_text(table + "\n")
     result = {
