@@ -620,7 +620,7 @@ def markdown_table(rows: list[dict]) -> str:
 def calibration_table(rows: list[dict], read_set: str = "plain") -> str:
     """Misplaced share per MAPQ range of each aligner on one read set (MAPQ's promise:
     10^(-MAPQ/10))."""
-    ranges = [f"{lo}" if lo == hi else f"{lo}-{min(hi, 60)}" for lo, hi in MAPQ_BINS]
+    ranges = [f"{lo}" if lo == min(hi, 60) else f"{lo}-{hi}" for lo, hi in MAPQ_BINS]
     head = ["aligner / run"] + [f"MAPQ {r}" for r in ranges]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
