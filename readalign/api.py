@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .distance.pairwise import pairwise
-from .engine.batching import DEFAULT_K, SCORED_K, align_packed, align_with
+from .engine.batching import AUTO_K, SCORED_K, align_packed, align_with
 from .engine.job import Job, Scores, check_counts, check_k, check_max_distance
 from .engine.packing import N_CODE, NO_N, check_alphabet, check_same_kind, pack_dna, pack_text, pack_with
 from .engine.result import AlignResult
@@ -29,7 +29,8 @@ def align(reads, windows, mode: str = "infix", max_distance: int | None = None,
     window; ``"global"`` aligns both end to end; ``"local"`` (needs ``scoring``) the
     best-scoring parts, the read's unaligned ends soft-clipped. ``cigar=False`` skips
     the traceback; ``eqx`` emits ``=``/``X`` instead of ``M``; ``k`` is the quadrant
-    size (default 16 for edit distance, 8 with a scoring: the fastest measured on an H100);
+    size (default: 16 on the CPU; on the GPU for edit distance the fastest measured for the
+    batch's lengths, :func:`readalign.engine.batching.auto_k`; 8 with a scoring);
     ``threads`` caps CPU threads.
     """
     if mode not in MODES:
@@ -41,7 +42,7 @@ def align(reads, windows, mode: str = "infix", max_distance: int | None = None,
         raise ValueError("mode='local' needs a scoring, e.g. scoring=readalign.Scoring()")
     job = Job(infix=mode == "infix", max_distance=check_max_distance(max_distance),
               n_code=N_CODE, eqx=bool(eqx), with_cigar=bool(cigar),
-              k=check_k(DEFAULT_K if k is None else k))
+              k=AUTO_K if k is None else check_k(k))
     with stage("pack sequences", len(reads)):
         q = pack_dna(reads, "reads", lazy=True)
         t = pack_dna(windows, "windows", lazy=True)
@@ -88,5 +89,5 @@ def edit_distance(a, b, max_distance: int | None = None, backend: str = "auto", 
     name = backends.resolve(backend)
     if not cigar:
         return pairwise(qa, qb, md, name, threads)
-    job = Job(infix=False, max_distance=md, n_code=NO_N, eqx=False, with_cigar=True, k=DEFAULT_K)
+    job = Job(infix=False, max_distance=md, n_code=NO_N, eqx=False, with_cigar=True, k=AUTO_K)
     return align_with(qa, qb, job, name, threads)

@@ -33,6 +33,11 @@ DEFAULT_K = 16
 """Quadrant size unless asked otherwise. Results do not depend on it; on an H100 the API
 runs 12% faster at 16 than at 8 for 150 bp reads (fewer strips and boundary values),
 and on the CPU the two are within 3% (benchmarks/RESULTS.md)."""
+AUTO_K = 0
+"""A job's ``k`` when the engine picks it from the batch's lengths (:func:`auto_k`)."""
+SHORT_PAIR = 72
+MID_PAIR = 128
+"""Length classes of :func:`auto_k`, by the batch's longest read or window."""
 SCORED_K = 8
 """Quadrant size of scored alignment: k = 8 ran 153 GCUPS, 16 ran 116, 32 ran 94 (H100,
 150 bp local with CIGAR; benchmarks/RESULTS.md, 2026-11-24)."""
@@ -46,6 +51,21 @@ NARROW_SPREAD = 16
 """Lengths within ``max/NARROW_SPREAD`` of their maximum (both sides) need no sort."""
 NARROW_OUTLIERS = 64
 """...except for at most 1/NARROW_OUTLIERS of the pairs, which may be shorter."""
+
+
+def auto_k(m_max: int, n_max: int, with_cigar: bool) -> int:
+    """The fastest quadrant size on the GPU for edit-distance pairs of at most these lengths.
+
+    Measured on an H100, kernel only, reads against windows 20 longer (benchmarks/RESULTS.md):
+    with CIGARs k = 8 up to :data:`SHORT_PAIR` (32 bp: 5.15 ms vs 5.83 at 16; the paper's
+    32 x 32 pairs 29.9 vs 39.3 ms), 16 up to :data:`MID_PAIR` (100 bp: 941 GCUPS vs 905 at
+    24), 24 beyond (150 bp: 1,020 vs 952; 250 bp: 1,185 vs 992); distances alone 16 up to
+    :data:`MID_PAIR`, 32 beyond (150 bp: 2,690 vs 2,362).
+    """
+    longest = max(m_max, n_max)
+    if with_cigar:
+        return 8 if longest <= SHORT_PAIR else 16 if longest <= MID_PAIR else 24
+    return 16 if longest <= MID_PAIR else 32
 
 
 def narrow_lengths(m: np.ndarray, n: np.ndarray) -> bool:
@@ -177,7 +197,9 @@ def align_with(q: Packed, t: Packed, job: Job, name: str, threads: int | None = 
     if name == "cuda" and long.shape[0]:
         log.info("%d pair(s) longer than %d bases take the long path on the CPU",
                  long.shape[0], LONG_PAIR)
-    for group, k, where in ((short, job.k, name), (long, max(job.k, LONG_K), "cpu")):
+    k_short = job.k or (auto_k(int(m[short].max()), int(n[short].max()), job.with_cigar)
+                        if name == "cuda" and short.shape[0] else DEFAULT_K)
+    for group, k, where in ((short, k_short, name), (long, max(job.k, LONG_K), "cpu")):
         if group.shape[0] == 0:
             continue
         run = _long_distances if group is long and _bit_parallel(job) else _runner(where, job)
