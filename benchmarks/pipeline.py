@@ -104,11 +104,11 @@ def run_once(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str,
 
 def unit_cost_aligner(q, t, job, backend: str, threads: int | None):
     """The kernel stage as before the scored presets: unit-cost infix edit distance."""
-    from readalign.engine.batching import DEFAULT_K, align_with
+    from readalign.engine.batching import AUTO_K, align_with
     from readalign.engine.job import Job
 
     return align_with(q, t, Job(infix=True, max_distance=-1, n_code=job.n_code, eqx=job.eqx,
-                                with_cigar=True, k=DEFAULT_K), backend, threads)
+                                with_cigar=True, k=AUTO_K), backend, threads)
 
 
 def warm_up(args: argparse.Namespace, d: str) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .distance.pairwise import pairwise
-from .engine.batching import AUTO_K, SCORED_K, align_packed, align_with
+from .engine.batching import AUTO_K, align_packed, align_with
 from .engine.job import Job, Scores, check_counts, check_k, check_max_distance
 from .engine.packing import N_CODE, NO_N, check_alphabet, check_same_kind, pack_dna, pack_text, pack_with
 from .engine.result import AlignResult
@@ -29,8 +29,8 @@ def align(reads, windows, mode: str = "infix", max_distance: int | None = None,
     window; ``"global"`` aligns both end to end; ``"local"`` (needs ``scoring``) the
     best-scoring parts, the read's unaligned ends soft-clipped. ``cigar=False`` skips
     the traceback; ``eqx`` emits ``=``/``X`` instead of ``M``; ``k`` is the quadrant
-    size (default: 16 on the CPU; on the GPU for edit distance the fastest measured for the
-    batch's lengths, :func:`readalign.engine.batching.auto_k`; 8 with a scoring);
+    size (default: on the CPU 16, 8 with a scoring; on the GPU the fastest measured for the
+    batch's lengths and the job, :func:`readalign.engine.batching.auto_k`);
     ``threads`` caps CPU threads.
     """
     if mode not in MODES:
@@ -63,7 +63,7 @@ def _align_scored(reads, windows, mode: str, max_distance, backend: str, cigar: 
     scores = Scores(MODE_NAMES.index(mode), scoring.flat(), len(scoring.alphabet), scoring.gap_open,
                     scoring.gap_extend, scoring.clip_penalty)
     job = Job(infix=mode == "infix", max_distance=-1, n_code=scoring.n_code, eqx=bool(eqx),
-              with_cigar=bool(cigar), k=check_k(SCORED_K if k is None else k), scores=scores)
+              with_cigar=bool(cigar), k=AUTO_K if k is None else check_k(k), scores=scores)
     with stage("pack sequences", len(reads)):
         q = pack_with(reads, scoring.codes, "reads")
         t = pack_with(windows, scoring.codes, "windows")

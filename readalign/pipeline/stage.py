@@ -24,7 +24,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from ..engine.batching import SCORED_K, align_with
+from ..engine.batching import AUTO_K, align_with
 from ..engine.job import Job
 from ..engine.packing import Packed
 from ..engine.result import AlignResult
@@ -381,7 +381,7 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
             for item in work:
                 t = time.perf_counter()
                 q, w = item.pairs.q, item.pairs.t
-                job = opts.scoring.job(opts.eqx, SCORED_K, q.lengths, w.lengths)
+                job = opts.scoring.job(opts.eqx, AUTO_K, q.lengths, w.lengths)
                 item.res = align(q, w, job, backend, opts.threads)
                 st["align"] += time.perf_counter() - t
                 assembler.put(item)
