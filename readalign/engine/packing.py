@@ -174,11 +174,43 @@ def pack_dna(seqs: object, what: str = "sequences", lazy: bool = False) -> Packe
     return pack_with(seqs, DNA_CODES, what, lazy)
 
 
+GRID_BYTES = 1 << 30
+"""A list becomes a fixed-width grid only while the grid stays under this size, or under twice
+the list's letters (one long string among short ones would blow the grid up)."""
+
+
+def _ascii_grid(seqs: object) -> tuple[np.ndarray, int] | None:
+    """A list of ASCII ``str`` as a fixed-width ``S`` array and its letter count, else None.
+
+    numpy encodes the strings in one C loop into the grid that the packers (and the GPU's
+    staging) read directly: about 110 ns a 150-letter string where joining and encoding
+    take 300. ``str.isascii`` doubles as the type check: any element that is not a ``str``
+    sends the list down the general path, which names it.
+    """
+    if not isinstance(seqs, (list, tuple)) or not seqs:
+        return None
+    try:
+        if not all(map(str.isascii, seqs)):
+            return None
+    except TypeError:
+        return None
+    lengths = list(map(len, seqs))
+    width, total = max(lengths), sum(lengths)
+    if width * len(seqs) > max(GRID_BYTES, 2 * total):
+        return None
+    return np.array(seqs, dtype=f"S{max(width, 1)}"), total
+
+
 def pack_with(seqs: object, table: np.ndarray, what: str = "sequences",
               lazy: bool = False) -> Packed | GridPacked:
     """Pack letters through ``table`` (byte to code; str as Latin-1, anything else as ``?``)."""
     if _is_fixed_width(seqs):
         return GridPacked(seqs, table) if lazy else _fixed_width(seqs, table)
+    fast = _ascii_grid(seqs)
+    if fast is not None:
+        grid = GridPacked(fast[0], table)
+        if grid.offsets[-1] == fast[1]:  # else a string ended in NUL, which the grid drops
+            return grid if lazy else Packed(grid.data, grid.offsets)
     raw, kind, offsets = _joined(_as_list(seqs, what), what)
     if kind is str:
         raw = raw.encode("latin-1", errors="replace")

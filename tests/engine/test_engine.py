@@ -300,3 +300,47 @@ def test_long_pairs_distance_only_in_linear_memory():
     capped = readalign.edit_distance([a, a[:1500]], [b, b[:2500]], max_distance=want[2],
                                      backend="cpu")
     assert capped.tolist() == [-1, want[2]]
+
+
+def test_lists_of_str_pack_as_arrays_do_and_fall_back_where_they_must(monkeypatch):
+    """The ASCII-list fast path (a fixed-width grid) gives what the general path gives."""
+    from readalign.engine import packing
+
+    def codes(p):
+        return p.data[:-1].tolist(), p.offsets.tolist()
+
+    cases = [["ACGT", "", "acgtN", "RYKM" * 40], ("TTT", "G"),
+             ["ACG\x00", "A"],  # a trailing NUL is an N, not padding: general path
+             ["ACGÉ", "ÅA"],  # not ASCII: general path (Latin-1, anything else N)
+             ["A" * 5000] + ["C"] * 10]  # one long string: the grid would be mostly padding
+    monkeypatch.setattr(packing, "GRID_BYTES", 1 << 10)
+    for seqs in cases:
+        want = codes(packing.Packed(*_general(seqs)))
+        assert codes(packing.pack_dna(seqs)) == want, seqs
+        assert codes(packing.pack_dna(seqs, lazy=True)) == want, seqs
+        as_bytes = [s.encode("latin-1") for s in seqs]
+        assert codes(packing.pack_dna(as_bytes)) == want
+    assert isinstance(packing.pack_dna(["AC", "G"], lazy=True), packing.GridPacked)
+    assert not isinstance(packing.pack_dna(["A" * 5000] + ["C"] * 10, lazy=True),
+                          packing.GridPacked)
+    with pytest.raises(TypeError, match=r"reads\[2\]: expected str, got bytes"):
+        packing.pack_dna(["AC", "G", b"T"], "reads")
+    with pytest.raises(TypeError, match=r"reads\[1\]: expected str, got NoneType"):
+        packing.pack_dna(["AC", None], "reads")
+    res = readalign.align(["ACGTTGCA", "acgN"], ["TTACGTAGCATT", "ACGA"], cigar=True)
+    arr = readalign.align(np.array(["ACGTTGCA", "ACGN"], dtype="S"),
+                          np.array(["TTACGTAGCATT", "ACGA"], dtype="S"), cigar=True)
+    assert res.distance.tolist() == arr.distance.tolist() and res.cigars() == arr.cigars()
+
+
+def _general(seqs):
+    """The general path's packing (join, Latin-1, translate), written out."""
+    from readalign.engine import flatseq
+    from readalign.engine.packing import DNA_CODES
+
+    raw = "".join(seqs).encode("latin-1", errors="replace")
+    flat = flatseq.translate(np.frombuffer(raw, dtype=np.uint8), DNA_CODES)
+    data = np.zeros(flat.shape[0] + 1, np.uint8)
+    data[:-1] = flat
+    offsets = np.concatenate([[0], np.cumsum([len(s) for s in seqs])]).astype(np.int64)
+    return data, offsets
