@@ -75,5 +75,7 @@ class AlignResult:
         return cigar_string(self.cigar_array(i % len(self)))
 
     def cigars(self) -> list[str]:
-        """Every pair's CIGAR string, in input order."""
-        return [self.cigar(i) for i in range(len(self))]
+        """Every pair's CIGAR string, in input order (written in one compiled pass)."""
+        from .cigar_text import cigar_strings  # compiled code loads on first use
+
+        return cigar_strings(self.cigar_ops, self.cigar_offsets)

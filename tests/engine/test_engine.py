@@ -344,3 +344,15 @@ def _general(seqs):
     data[:-1] = flat
     offsets = np.concatenate([[0], np.cumsum([len(s) for s in seqs])]).astype(np.int64)
     return data, offsets
+
+
+def test_cigars_equal_cigar_of_each_pair():
+    """The compiled all-pairs CIGAR text equals the per-pair strings (empty, S, =/X, long runs)."""
+    s = readalign.Scoring(1, 4, 6, 1, clip_penalty=5)
+    reads = ["", "ACGTTTTTTTTTGGGGGGGGGGGGGGGGG", "A" * 1234, "ACGT", "TTTTTTTTTTTTACGTACGTAAAA"]
+    windows = ["ACGT", "ACGTTTTTTGGGGGGGGGGGGGGGGG", "A" * 1234, "", "ACGTACGTA"]
+    for kwargs in ({"mode": "local", "scoring": s, "eqx": True}, {"mode": "global"},
+                   {"mode": "infix", "eqx": True}):
+        res = readalign.align(reads, windows, backend="cpu", **kwargs)
+        assert res.cigars() == [res.cigar(i) for i in range(len(res))]
+        assert "1234" in "".join(res.cigars())

@@ -1,0 +1,44 @@
+"""Every pair's CIGAR as text in one compiled pass: what ``AlignResult.cigars()`` returns.
+
+Formatting run by run in Python costs about 3 µs a 150 bp alignment; here all CIGARs are
+written into one byte buffer on every core, decoded once, and cut into one ``str`` a pair.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ..runtime.decimal import decimal_digits, write_decimal
+
+CIGAR_CODES = np.frombuffer(b"MIDNSHP=X", dtype=np.uint8)
+"""The letter of each BAM CIGAR operation code."""
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _text(ops, offsets, letters):
+    """(buffer, start of each pair's text and one past the last)."""
+    npairs = offsets.shape[0] - 1
+    size = np.zeros(npairs + 1, np.int64)
+    for p in prange(npairs):
+        s = 0
+        for x in range(offsets[p], offsets[p + 1]):
+            s += decimal_digits(np.int64(ops[x] >> 4)) + 1
+        size[p + 1] = s
+    start = np.cumsum(size)
+    buf = np.empty(start[-1], np.uint8)
+    for p in prange(npairs):
+        o = start[p]
+        for x in range(offsets[p], offsets[p + 1]):
+            o = write_decimal(buf, o, np.int64(ops[x] >> 4))
+            buf[o] = letters[ops[x] & 15]
+            o += 1
+    return buf, start
+
+
+def cigar_strings(ops: np.ndarray, offsets: np.ndarray) -> list[str]:
+    """The CIGAR string of every pair (BAM-coded ``ops``, pair i at ``offsets[i]:offsets[i+1]``)."""
+    buf, start = _text(ops, offsets, CIGAR_CODES)
+    text = buf.tobytes().decode("ascii")
+    bounds = start.tolist()
+    return [text[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
