@@ -4,17 +4,28 @@
 >>> res = readalign.align(["ACGT"], ["TTACGTTT"])
 >>> int(res.distance[0]), int(res.ref_start[0]), res.cigar(0)
 (0, 2, '4M')
+
+The alignment functions and types load on first use (PEP 562), so that ``import
+readalign`` and ``readalign --help`` do not pay for numba.
 """
 
-# first, so that it hears numba's first compile
-from .kernels import compile_notice  # noqa: F401  # isort: skip
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 from ._version import __version__
-from .api import align, edit_distance
-from .distance.cdist import SparseDistances, cdist
-from .engine.result import AlignResult
-from .engine.scoring import Scoring
 from .errors import BackendUnavailableError, InputError, ReadalignError
+
+_LAZY = {
+    "AlignResult": ".engine.result",
+    "Scoring": ".engine.scoring",
+    "SparseDistances": ".distance.cdist",
+    "align": ".api",
+    "cdist": ".distance.cdist",
+    "edit_distance": ".api",
+}
+"""Public names loaded on first use, and the module of each."""
 
 __all__ = [
     "AlignResult",
@@ -28,3 +39,25 @@ __all__ = [
     "cdist",
     "edit_distance",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Load a public name's module on first use (numba's compile notice goes in first)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'readalign' has no attribute {name!r}")
+    importlib.import_module(".kernels.compile_notice", __name__)
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
+    from .api import align, edit_distance
+    from .distance.cdist import SparseDistances, cdist
+    from .engine.result import AlignResult
+    from .engine.scoring import Scoring

@@ -23,10 +23,8 @@ import sys
 
 from .._version import __version__
 from ..errors import InputError
-from ..pipeline.pairs import DEFAULT_BATCH, DEFAULT_PAD
+from ..pipeline.defaults import DEFAULT_BATCH, DEFAULT_PAD
 from ..pipeline.presets import PRESETS, SR, read_scoring
-from ..pipeline.stage import Options
-from ..pipeline.stage import run as run_pipeline
 from ..runtime.backends import BACKENDS, usable_cpus
 from ..runtime.outfiles import check_outputs
 
@@ -125,6 +123,10 @@ def run(args: argparse.Namespace) -> int:
                    args.output != "-" else None, "--summary-json": args.summary_json},
                   {"reads": args.reads, "candidates": args.candidates, "reference": ref,
                    "reference index": ref + ".fai", "reference .gzi": ref + ".gzi"})
+    from ..kernels import compile_notice  # noqa: F401  # before anything can compile
+    from ..pipeline.stage import Options
+    from ..pipeline.stage import run as run_pipeline
+
     opts = Options(
         reference=args.reference, reads=args.reads, candidates=args.candidates,
         output=args.output, candidates_format=args.candidates_format, pad=args.pad,

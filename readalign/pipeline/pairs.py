@@ -15,14 +15,6 @@ from numba import njit, prange
 
 from ..engine.packing import DNA_CODES, Packed
 
-DEFAULT_BATCH = 100_000
-"""Reads per batch. Up to five batches are in flight (parsed ahead, paired, aligned,
-assembled, compressed), so peak memory is about 1.0 GB plus 0.54 GB per 100,000 reads of
-batch on a 16-core GPU host, whatever the input size; 100k to 500k run at the same speed
-(benchmarks/RESULTS.md)."""
-DEFAULT_PAD = 20
-"""Bases added on each side of a candidate window (``--pad``)."""
-
 
 @njit(cache=True, nogil=True)
 def _same(a, a0, a1, b, b0, b1):

@@ -20,14 +20,14 @@ values as BWA and minimap2 name them.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ..engine.job import Job, Scores
-from ..engine.packing import N_CODE
-from ..engine.scoring import MAX_SCORE, Scoring
 from ..errors import InputError
-from ..kernels.scored_quadrant import INFIX, LOCAL, NEG
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..engine.job import Job, Scores
 
 PRESETS = ("sr", "edit")
 MAPQ_MAX = 60
@@ -72,6 +72,11 @@ class ReadScoring:
     def job(self, eqx: bool, k: int, read_lengths: np.ndarray,
             window_lengths: np.ndarray) -> Job:
         """The engine job for one batch (the edit preset's W depends on its longest read)."""
+        from ..engine.job import Job, Scores
+        from ..engine.packing import N_CODE
+        from ..engine.scoring import Scoring
+        from ..kernels.scored_quadrant import LOCAL
+
         if self.scored:
             s = Scoring(self.match, self.mismatch, self.gap_open, self.gap_extend,
                         clip_penalty=self.clip)
@@ -84,6 +89,11 @@ class ReadScoring:
 
 def edit_scores(read_lengths: np.ndarray, window_lengths: np.ndarray) -> Scores:
     """Least edits first, then fewest gap openings: mismatch and gap base W, opening 1."""
+    import numpy as np
+
+    from ..engine.job import Scores
+    from ..kernels.scored_quadrant import INFIX, NEG
+
     m = int(read_lengths.max(initial=0))
     n = int(window_lengths.max(initial=0))
     w = m + 1  # more than the gap openings of any alignment of at most m edits
@@ -109,6 +119,8 @@ def read_scoring(preset: str, match: int | None = None, mismatch: int | None = N
     """
     if preset not in PRESETS:
         raise InputError(f"--preset must be one of {', '.join(PRESETS)}; got {preset!r}")
+    from ..engine.scoring import MAX_SCORE
+
     given = {"-A": match, "-B": mismatch, "-O": gap_open, "-E": gap_extend, "-L": clip}
     if preset == "edit":
         named = [k for k, v in given.items() if v is not None]

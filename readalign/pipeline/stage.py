@@ -39,9 +39,10 @@ from ..runtime.outfiles import write_bytes
 from ..runtime.progress import Progress
 from ..runtime.stages import Consumer, Inline, concurrent_launches_ok, numba_threads, prefetch
 from .bgzf import deflate_library
+from .defaults import DEFAULT_BATCH, DEFAULT_PAD
 from .header import header_bytes, header_text, parse_rg
 from .output import Output
-from .pairs import DEFAULT_BATCH, DEFAULT_PAD, Pairs, build_pairs, find_name, match_reads, repeated_names
+from .pairs import Pairs, build_pairs, find_name, match_reads, repeated_names
 from .presets import SR, ReadScoring
 from .records import pack_records
 from .select import choose

@@ -6,10 +6,7 @@ import logging
 import os
 from functools import lru_cache
 
-import numba
-
 from ..errors import BackendUnavailableError
-from ..kernels.simulator import simulated
 
 log = logging.getLogger("readalign")
 
@@ -27,6 +24,8 @@ def usable_cpus() -> int:
 
 def cpu_threads(threads: int | None) -> int:
     """Threads a CPU run uses: ``threads`` capped at numba's pool, or all of the pool's."""
+    import numba
+
     if threads is None:
         return numba.get_num_threads()
     return max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))
@@ -34,6 +33,8 @@ def cpu_threads(threads: int | None) -> int:
 
 def cuda_status() -> tuple[bool, str]:
     """Return (usable, reason): whether a CUDA GPU can run the kernels (probed once)."""
+    from ..kernels.simulator import simulated
+
     if simulated():
         return True, "CUDA simulator (NUMBA_ENABLE_CUDASIM=1)"
     try:

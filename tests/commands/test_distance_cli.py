@@ -10,7 +10,7 @@ import pytest
 
 import readalign
 from readalign.cli import main
-from readalign.commands import distance
+from readalign.distance import command as distance
 from readalign.distance.wordfiles import split_words
 from readalign.runtime.progress import Progress
 

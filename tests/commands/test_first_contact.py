@@ -19,8 +19,10 @@ import time
 from pathlib import Path
 
 import pysam
+import pytest
 from conftest import REPO
 
+import readalign
 from readalign.runtime.progress import Progress
 
 NOTICE = "compiling the alignment kernels for this machine (once; a minute or two; cached in "
@@ -215,3 +217,20 @@ def test_missing_test_extra_skips_with_its_reason_but_fails_under_ci():
     assert ci.returncode == 1, ci.stdout
     assert f"{reason} (CI=true: .ci/run must install '.[test-extra]')" in ci.stdout
     assert "2 failed" in ci.stdout
+
+
+def test_import_and_help_do_not_load_numba():
+    """`import readalign` and the whole command line's help load neither numba nor numpy; the
+    first use of the API does (a start-up cost paid only by runs that align)."""
+    code = ("import sys\n"
+            "import readalign\n"
+            "from readalign.cli import build_parser\n"
+            "build_parser()\n"
+            "assert 'numba' not in sys.modules and 'numpy' not in sys.modules, 'loaded early'\n"
+            "assert 'align' in dir(readalign) and readalign.Scoring is not None\n"
+            "assert 'numba' in sys.modules\n"
+            "print('ok')\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-2000:]
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        readalign.nope  # noqa: B018
