@@ -195,3 +195,15 @@ def test_gpu_and_cpu_write_the_same_bam_bytes(tmp_path):
                         command_line="test", compression_level=6))
             outs.append(out.read_bytes())
         assert outs[0] == outs[1], preset
+
+
+def test_edit_preset_refuses_reads_too_long_for_its_costs():
+    """W x (read + window) must stay far from the kernel's minus infinity: a clear error."""
+    import numpy as np
+
+    from readalign.pipeline.presets import edit_scores
+
+    assert edit_scores(np.array([150]), np.array([190])).gap_extend == 151
+    with pytest.raises(InputError, match="--preset edit aligns reads up to about .* this batch "
+                                         "has a 20,000-base read"):
+        edit_scores(np.array([20_000]), np.array([20_040]))
