@@ -2,8 +2,9 @@
 
 Takes the E. coli 536 genome that Debian's ``bowtie-examples`` ships (NC_008253, circular,
 4.94 Mb; contig renamed ``NC_008253.1``), simulates haploid single-end 150 bp reads with known
-SNPs and indels with ``dwgsim`` (fixed seed; the truth VCF is dwgsim's ``.mutations.vcf``),
-and builds three read sets:
+SNPs and indels with ``dwgsim`` (wgsim's descendant, which writes its mutations as a VCF,
+``.mutations.vcf``, where wgsim prints a table of its own; fixed seed), and builds three read
+sets:
 
 * ``plain``: the dwgsim reads;
 * ``adapter``: the same reads, 10% of them with their last 20-40 bases replaced by the start
