@@ -14,6 +14,7 @@ import numpy as np
 from ..kernels.cuda import compact_runs, scored_boundary_elements, scored_kernels
 from ..kernels.quadrant import FAST_PATH_MAX
 from ..runtime.gpu_memory import DevicePool, device_pool
+from ..runtime.timing import Tally
 from .cuda import THREADS_PER_BLOCK, device_batches
 from .job import BatchResult, Job, slot_capacity
 from .order import is_range
@@ -85,12 +86,14 @@ def _blocks(count: int) -> int:
 
 
 def _run(pool: DevicePool, q: Packed, t: Packed, job: Job, k: int, out: BatchResult,
-         lo: int, hi: int, nm: np.ndarray) -> np.ndarray | None:
+         lo: int, hi: int, nm: np.ndarray, tally: Tally) -> np.ndarray | None:
     """Align the contiguous pairs ``q``/``t`` (batch positions ``lo:hi``); returns their runs."""
     count = hi - lo
     m_max, n_max = int(q.lengths.max()), int(t.lengths.max())
     assert m_max <= FAST_PATH_MAX and n_max <= FAST_PATH_MAX, "long pairs go to the CPU"
-    dev = upload(pool, q, t, job)
+    with tally.stage("upload (pageable)", count):
+        dev = upload(pool, q, t, job)
+        pool.stream.synchronize()
     fwd = launch_forward(pool, dev, job, k, count, m_max, n_max)
     _bufs, score, end_i, end_j = fwd
     score.copy_to_host(out.score[lo:hi], stream=pool.stream)
@@ -103,22 +106,25 @@ def _run(pool: DevicePool, q: Packed, t: Packed, job: Job, k: int, out: BatchRes
         out.n_ops[lo:hi] = 0
         nm[lo:hi] = -1
         return None
-    slot_off, total = slot_offsets(q, t)
-    d_slot = _to_device(pool, "slot_off", slot_off)
-    ops, q_start, ref_start, n_ops, d_nm = launch_traceback(pool, dev, job, k, fwd, d_slot, total)
-    q_start.copy_to_host(out.q_start[lo:hi], stream=pool.stream)
-    ref_start.copy_to_host(out.ref_start[lo:hi], stream=pool.stream)
-    n_ops.copy_to_host(out.n_ops[lo:hi], stream=pool.stream)
-    d_nm.copy_to_host(nm[lo:hi], stream=pool.stream)
-    pool.stream.synchronize()
-    counts = out.n_ops[lo:hi]
-    out_off = np.zeros(count, np.int64)
-    np.cumsum(counts[:-1], out=out_off[1:])
-    used = int(counts.sum())
-    runs = pool.get("runs", used, np.uint32)
-    compact_runs(ops, d_slot, n_ops, _to_device(pool, "out_off", out_off), runs, pool.stream)
-    host = runs.copy_to_host(stream=pool.stream)
-    pool.stream.synchronize()
+    with tally.stage("kernels and small copies", count):
+        slot_off, total = slot_offsets(q, t)
+        d_slot = _to_device(pool, "slot_off", slot_off)
+        ops, q_start, ref_start, n_ops, d_nm = launch_traceback(pool, dev, job, k, fwd, d_slot,
+                                                                total)
+        q_start.copy_to_host(out.q_start[lo:hi], stream=pool.stream)
+        ref_start.copy_to_host(out.ref_start[lo:hi], stream=pool.stream)
+        n_ops.copy_to_host(out.n_ops[lo:hi], stream=pool.stream)
+        d_nm.copy_to_host(nm[lo:hi], stream=pool.stream)
+        pool.stream.synchronize()
+    with tally.stage("pack CIGAR runs, copy back", count):
+        counts = out.n_ops[lo:hi]
+        out_off = np.zeros(count, np.int64)
+        np.cumsum(counts[:-1], out=out_off[1:])
+        used = int(counts.sum())
+        runs = pool.get("runs", used, np.uint32)
+        compact_runs(ops, d_slot, n_ops, _to_device(pool, "out_off", out_off), runs, pool.stream)
+        host = runs.copy_to_host(stream=pool.stream)
+        pool.stream.synchronize()
     return host[:used]
 
 
@@ -132,13 +138,16 @@ def align_batch(q: Packed, t: Packed, idx: np.ndarray, job: Job, k: int,
                       np.empty(count, np.int64))
     nm = np.empty(count, np.int64)
     pool = device_pool("scored")
+    tally = Tally()
     m, n = q.lengths[idx], t.lengths[idx]
     for lo, hi in device_batches(m, n, k, job.with_cigar, lane_bytes=lane_bytes):
         part = idx[lo:hi]
         whole = hi - lo == len(q) and is_range(part, 0)  # the batch as it is: no copy
-        runs = _run(pool, q if whole else take(q, part), t if whole else take(t, part), job, k,
-                    out, lo, hi, nm)
+        with tally.stage("gather the device batch", hi - lo):
+            qb, tb = (q, t) if whole else (take(q, part), take(t, part))
+        runs = _run(pool, qb, tb, job, k, out, lo, hi, nm, tally)
         if runs is not None:
             out.ops.append((lo, hi, runs))
     out.dist[:] = nm
+    tally.report("  scored gpu backend: ")
     return out
