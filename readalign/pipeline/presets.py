@@ -114,8 +114,9 @@ def read_scoring(preset: str, match: int | None = None, mismatch: int | None = N
                  clip: int | None = None, min_score: int | None = None) -> ReadScoring:
     """The preset with the values given on the command line in place of its own.
 
-    Scores apply to ``sr`` only (``edit`` has unit costs); each is checked as
-    :class:`readalign.Scoring` checks it, with the option named in the error.
+    Scores apply to ``sr`` only (``edit`` has unit costs); each must be a whole number from
+    0 to :data:`readalign.engine.scoring.MAX_SCORE` (the int32 bound :class:`readalign.Scoring`
+    keeps), and an error names the option.
     """
     if preset not in PRESETS:
         raise InputError(f"--preset must be one of {', '.join(PRESETS)}; got {preset!r}")
