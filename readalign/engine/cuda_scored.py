@@ -9,11 +9,14 @@ to end on the device, so only the CIGARs' real size crosses back to the host.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..kernels.cuda import compact_runs, scored_boundary_elements, scored_kernels
 from ..kernels.quadrant import FAST_PATH_MAX
-from ..runtime.gpu_memory import DevicePool, device_pool
+from ..runtime.gpu_memory import DevicePool, device_pool, pinned
+from ..runtime.host_copy import copy_into
 from ..runtime.timing import Tally
 from .cuda import THREADS_PER_BLOCK, device_batches
 from .job import BatchResult, Job, slot_capacity
@@ -34,10 +37,20 @@ def _to_device(pool: DevicePool, name: str, host: np.ndarray):
     return dev
 
 
+def _staged(name: str, host: np.ndarray) -> np.ndarray:
+    """``host`` copied (on every core) into a reused pinned buffer: the GPU reads pinned memory
+    several times faster than pageable memory (3.3 GB/s measured for these uploads). One set
+    of buffers per thread, so that calls from several threads never share one."""
+    buf = pinned(("scored", threading.get_ident(), name), host.shape[0], host.dtype)
+    copy_into(buf, 0, host)
+    return buf
+
+
 def upload(pool: DevicePool, q: Packed, t: Packed, job: Job) -> tuple:
-    """Enqueue the copies of a device batch's sequences and the substitution table."""
-    return (_to_device(pool, "q", q.data), _to_device(pool, "qo", q.offsets),
-            _to_device(pool, "t", t.data), _to_device(pool, "to", t.offsets),
+    """Enqueue the copies of a device batch's sequences (through pinned buffers) and the
+    substitution table; the caller synchronises before the buffers are reused."""
+    return (_to_device(pool, "q", _staged("q", q.data)), _to_device(pool, "qo", q.offsets),
+            _to_device(pool, "t", _staged("t", t.data)), _to_device(pool, "to", t.offsets),
             _to_device(pool, "sub", job.scores.sub))
 
 
@@ -91,7 +104,7 @@ def _run(pool: DevicePool, q: Packed, t: Packed, job: Job, k: int, out: BatchRes
     count = hi - lo
     m_max, n_max = int(q.lengths.max()), int(t.lengths.max())
     assert m_max <= FAST_PATH_MAX and n_max <= FAST_PATH_MAX, "long pairs go to the CPU"
-    with tally.stage("upload (pageable)", count):
+    with tally.stage("upload (pinned)", count):
         dev = upload(pool, q, t, job)
         pool.stream.synchronize()
     fwd = launch_forward(pool, dev, job, k, count, m_max, n_max)
