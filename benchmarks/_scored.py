@@ -20,7 +20,7 @@ import time
 import numpy as np
 from readalign.kernels.scored_quadrant import GLOBAL, LOCAL
 
-from readalign.engine.batching import auto_k
+from readalign.engine.batching import scored_auto_k
 from readalign.engine.job import Job, Scores
 from readalign.engine.packing import pack_with
 from readalign.engine.scoring import Scoring
@@ -188,7 +188,7 @@ def rows(pairs: int, protein_pairs: int, workers: int, peer_pairs: int, gpu: boo
             sec, why = time_gasal2(q, t, gasal_kind, workers)
             row(f"{group} GASAL2 GPU ({why})", pairs, cells, sec, group, peer="gasal2")
             for cigar, trace in ((False, False), (True, False), (True, True)):
-                kr = time_kernels(q, t, code, dna, cigar, trace=trace, k=auto_k(0, 0, cigar, True))
+                kr = time_kernels(q, t, code, dna, cigar, trace=trace, k=scored_auto_k(cigar))
                 kind = ("CIGAR" if trace else "boundaries, no traceback") if cigar else "score"
                 row(f"{group} readalign GPU kernel-only ({kind})", kr["pairs"], kr["cells"],
                     kr["seconds"], group, detail=kr)
@@ -209,7 +209,7 @@ def rows(pairs: int, protein_pairs: int, workers: int, peer_pairs: int, gpu: boo
     if gpu:
         for cigar in (False, True):
             kind = "CIGAR" if cigar else "score"
-            kr = time_kernels(pq, pt, LOCAL, blosum, cigar, k=auto_k(0, 0, cigar, True))
+            kr = time_kernels(pq, pt, LOCAL, blosum, cigar, k=scored_auto_k(cigar))
             row(f"{group} readalign GPU kernel-only ({kind})", kr["pairs"], kr["cells"],
                 kr["seconds"], group, detail=kr)
             row(f"{group} readalign GPU API ({kind})", protein_pairs, pc,

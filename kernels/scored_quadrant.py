@@ -320,9 +320,6 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 leftH = v
                 leftE = e
 
-    emit = device_jit(emit_run)
-    close = device_jit(close_runs)
-
     @device_fn
     def traceback(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, n_code, eqx, end_i, end_j,
                   rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs, tile, moves, out, ob, os):

@@ -30,7 +30,7 @@ def align(reads, windows, mode: str = "infix", max_distance: int | None = None,
     best-scoring parts, the read's unaligned ends soft-clipped. ``cigar=False`` skips
     the traceback; ``eqx`` emits ``=``/``X`` instead of ``M``; ``k`` is the quadrant
     size (default: on the CPU 16, 8 with a scoring; on the GPU the fastest measured for the
-    batch's lengths and the job, :func:`readalign.engine.batching.auto_k`);
+    batch's lengths and the job, :func:`readalign.engine.batching.auto_k` and ``scored_auto_k``);
     ``threads`` caps CPU threads.
     """
     if mode not in MODES:

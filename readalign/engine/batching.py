@@ -52,31 +52,39 @@ NARROW_OUTLIERS = 64
 """...except for at most 1/NARROW_OUTLIERS of the pairs, which may be shorter."""
 
 
-def auto_k(m_max: int, n_max: int, with_cigar: bool, scored: bool = False) -> int:
-    """The fastest quadrant size on the GPU for pairs of at most these lengths.
+def auto_k(m_max: int, n_max: int, with_cigar: bool) -> int:
+    """The fastest quadrant size on the GPU for edit-distance pairs of at most these lengths.
 
-    Measured on an H100, kernel only, reads against windows 20 longer (benchmarks/RESULTS.md).
-    Edit distance with CIGARs: k = 8 up to :data:`SHORT_PAIR` (32 bp: 5.15 ms vs 5.83 at 16;
-    the paper's 32 x 32 pairs 29.9 vs 39.3 ms), 16 up to :data:`MID_PAIR` (100 bp: 941 GCUPS
-    vs 905 at 24), 24 beyond (150 bp: 1,020 vs 952; 250 bp: 1,185 vs 992); distances alone 16
-    up to :data:`MID_PAIR`, 32 beyond (150 bp: 2,690 vs 2,362). Scored: 16 with CIGARs (150 bp
-    local 459 GCUPS vs 317 at 8 and 402 at 24; protein 300 610 vs 392 and 591), 32 for scores
-    alone (150 bp local 1,053 vs 846 at 16; protein 1,080 vs 943).
+    Measured on an H100, kernel only, reads against windows 20 longer (benchmarks/RESULTS.md):
+    with CIGARs k = 8 up to :data:`SHORT_PAIR` (32 bp: 5.15 ms vs 5.83 at 16; the paper's
+    32 x 32 pairs 29.9 vs 39.3 ms), 16 up to :data:`MID_PAIR` (100 bp: 941 GCUPS vs 905 at
+    24), 24 beyond (150 bp: 1,020 vs 952; 250 bp: 1,185 vs 992); distances alone 16 up to
+    :data:`MID_PAIR`, 32 beyond (150 bp: 2,690 vs 2,362).
     """
-    if scored:
-        return 16 if with_cigar else 32
     longest = max(m_max, n_max)
     if with_cigar:
         return 8 if longest <= SHORT_PAIR else 16 if longest <= MID_PAIR else 24
     return 16 if longest <= MID_PAIR else 32
 
 
+def scored_auto_k(with_cigar: bool) -> int:
+    """The fastest quadrant size on the GPU for scored alignment, whatever the lengths.
+
+    Measured on an H100 (benchmarks/RESULTS.md): 16 with CIGARs (150 bp local 459 GCUPS vs 317
+    at 8 and 402 at 24; protein 300 610 vs 392 and 591), 32 for scores alone (150 bp local
+    1,053 vs 846 at 16; protein 1,080 vs 943).
+    """
+    return 16 if with_cigar else 32
+
+
 def _default_k(m: np.ndarray, n: np.ndarray, job: Job, backend: str) -> int:
-    """``k`` of a job that leaves it to the engine: measured per length on the GPU, fixed on the CPU."""
+    """``k`` of a job that leaves it to the engine: measured per job on the GPU, fixed on the CPU."""
     scored = job.scores is not None
     if backend != "cuda" or m.shape[0] == 0:
         return SCORED_K if scored else DEFAULT_K
-    return auto_k(int(m.max()), int(n.max()), job.with_cigar, scored)
+    if scored:
+        return scored_auto_k(job.with_cigar)
+    return auto_k(int(m.max()), int(n.max()), job.with_cigar)
 
 
 def narrow_lengths(m: np.ndarray, n: np.ndarray) -> bool:

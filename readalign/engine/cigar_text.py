@@ -11,8 +11,9 @@ from numba import njit, prange
 
 from ..runtime.decimal import decimal_digits, write_decimal
 
-CIGAR_CODES = np.frombuffer(b"MIDNSHP=X", dtype=np.uint8)
+CIGAR_CHARS = "MIDNSHP=X"
 """The letter of each BAM CIGAR operation code."""
+CIGAR_CODES = np.frombuffer(CIGAR_CHARS.encode(), dtype=np.uint8)
 
 
 @njit(cache=True, nogil=True, parallel=True)

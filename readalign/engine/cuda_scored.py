@@ -67,8 +67,7 @@ def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m
     *seqs, sub = dev
     scored_kernels(k)[0][_blocks(count), THREADS_PER_BLOCK, pool.stream](
         *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, sc.clip, job.with_cigar, *bufs,
-        score,
-        end_i, end_j)
+        score, end_i, end_j)
     return bufs, score, end_i, end_j
 
 
@@ -104,9 +103,8 @@ def _run(pool: DevicePool, q: Packed, t: Packed, job: Job, k: int, out: BatchRes
     count = hi - lo
     m_max, n_max = int(q.lengths.max()), int(t.lengths.max())
     assert m_max <= FAST_PATH_MAX and n_max <= FAST_PATH_MAX, "long pairs go to the CPU"
-    with tally.stage("upload (pinned)", count):
+    with tally.stage("stage into pinned memory, enqueue the upload", count):
         dev = upload(pool, q, t, job)
-        pool.stream.synchronize()
     fwd = launch_forward(pool, dev, job, k, count, m_max, n_max)
     _bufs, score, end_i, end_j = fwd
     score.copy_to_host(out.score[lo:hi], stream=pool.stream)

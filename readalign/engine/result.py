@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-CIGAR_CHARS = "MIDNSHP=X"
+from .cigar_text import CIGAR_CHARS, cigar_strings
 
 
 def cigar_string(ops: np.ndarray) -> str:
@@ -76,6 +76,4 @@ class AlignResult:
 
     def cigars(self) -> list[str]:
         """Every pair's CIGAR string, in input order (written in one compiled pass)."""
-        from .cigar_text import cigar_strings  # compiled code loads on first use
-
         return cigar_strings(self.cigar_ops, self.cigar_offsets)
