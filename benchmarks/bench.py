@@ -300,6 +300,10 @@ def main() -> None:
             sec = time_call(lambda pair=lists: readalign.align(*pair, backend="cuda").cigars())
             row(table, f"{group} readalign GPU API, lists of str to res.cigars()", args.pairs, nc,
                 sec, group=group)
+            for form, pair in (("S arrays", (reads, windows)), ("lists of str", lists)):
+                sec = time_call(lambda p=pair: readalign.edit_distance(*p, backend="cuda"))
+                row(table, f"{group} readalign GPU edit_distance (global, distance), {form}",
+                    args.pairs, nc, sec, group=group)
         print(f"{group}: a list of str costs {list_overhead_ns(reads, windows):.0f} ns a sequence "
               "more than an S array (packing as readalign.align does, this host)")
         if args.cpu_pairs:

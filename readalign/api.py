@@ -83,7 +83,7 @@ def edit_distance(a, b, max_distance: int | None = None, backend: str = "auto", 
     ``a`` against every ``b`` (a distance matrix) use :func:`readalign.cdist`.
     """
     md = check_max_distance(max_distance)
-    qa, qb = pack_text(a, "a", lazy=bool(cigar)), pack_text(b, "b", lazy=bool(cigar))
+    qa, qb = pack_text(a, "a", lazy=True), pack_text(b, "b", lazy=True)
     check_counts(qa, qb)
     check_same_kind(qa, qb, "a", "b")
     name = backends.resolve(backend)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.batching import DEFAULT_K, align_with
+from ..engine.batching import AUTO_K, align_with
 from ..engine.job import Job
 from ..engine.packing import NO_N, Packed, take
 from ..kernels import words
@@ -35,14 +35,18 @@ def pairwise(a: Packed, b: Packed, max_distance: int, backend: str,
              threads: int | None = None) -> np.ndarray:
     """Global Levenshtein distance of every pair (int32; -1 above ``max_distance`` >= 0).
 
-    ``backend`` is a resolved backend (``"cpu"`` or ``"cuda"``).
+    ``backend`` is a resolved backend (``"cpu"`` or ``"cuda"``). Pairs whose both
+    sides are long never enter the bit-parallel pass; when every pair is long the
+    inputs go to the alignment engine as they are (no gather).
     """
+    long = np.flatnonzero(np.minimum(a.lengths, b.lengths) > words.WORD_BITS)
+    job = Job(infix=False, max_distance=max_distance, n_code=NO_N, eqx=False,
+              with_cigar=False, k=AUTO_K)
+    if long.shape[0] == len(a):
+        return align_with(a, b, job, backend, threads).distance
     out = _short_pairs(a, b, max_distance, backend, threads)
     if max_distance >= 0:
         out[out > max_distance] = -1
-    long = np.flatnonzero(out == words.LONG)
     if long.shape[0]:
-        job = Job(infix=False, max_distance=max_distance, n_code=NO_N, eqx=False,
-                  with_cigar=False, k=DEFAULT_K)
         out[long] = align_with(take(a, long), take(b, long), job, backend, threads).distance
     return out

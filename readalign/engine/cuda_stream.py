@@ -30,10 +30,11 @@ from ..kernels.cuda import translate_codes
 from ..kernels.simulator import simulated
 from ..runtime.gpu_memory import device_pool, pinned
 from ..runtime.timing import Tally
-from . import flatseq
+from . import flatseq, pyobjects
 from .cuda import device_batches, launch_forward, launch_traceback, upload_slots
 from .job import BatchResult
 from .packing import DNA_CODES, GridPacked, Packed
+from .pyobjects import StringRows
 
 log = logging.getLogger("readalign")
 
@@ -117,7 +118,7 @@ def chunk_pairs(m: np.ndarray, n: np.ndarray, itemsize: int) -> int:
 
 
 def _code_dtype(src) -> np.dtype:
-    return src.code_dtype if isinstance(src, GridPacked) else src.data.dtype
+    return src.code_dtype if isinstance(src, (GridPacked, StringRows)) else src.data.dtype
 
 
 def _translate_on_device(src) -> bool:
@@ -126,6 +127,8 @@ def _translate_on_device(src) -> bool:
     A raw row copy vectorises where a per-byte table lookup does not; a
     ``U`` grid keeps the host lookup (its code points do not fit a byte).
     """
+    if isinstance(src, StringRows):
+        return src.table is not None
     return isinstance(src, GridPacked) and src.table is not None and src.grid.dtype == np.uint8
 
 
@@ -138,6 +141,8 @@ def _stage_one(src, idx: np.ndarray, c: _Chunk, slot: _Slot, name: str) -> tuple
     if isinstance(src, GridPacked):
         use = src.table is not None and not raw
         flatseq.stage_grid(src.grid, idx, c.lo, off, src.table if use else DNA_CODES, use, codes)
+    elif isinstance(src, StringRows):
+        pyobjects.stage(src.addresses, idx, c.lo, off, DNA_CODES, False, codes)
     else:
         flatseq.stage_flat(src.data, src.offsets, idx, c.lo, off, codes)
     return codes, off, raw

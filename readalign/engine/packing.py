@@ -14,6 +14,7 @@ from functools import cached_property
 import numpy as np
 
 from . import flatseq
+from .pyobjects import StringRows, read_strings
 
 N_CODE = 4
 """DNA code of N (and of every non-ACGT symbol); it never matches."""
@@ -166,51 +167,23 @@ def _is_fixed_width(seqs: object) -> bool:
     return isinstance(seqs, np.ndarray) and seqs.ndim == 1 and seqs.dtype.kind in "SU"
 
 
-def pack_dna(seqs: object, what: str = "sequences", lazy: bool = False) -> Packed | GridPacked:
+def pack_dna(seqs: object, what: str = "sequences", lazy: bool = False) -> Packed | GridPacked | StringRows:
     """Pack DNA: case-folded, A/C/G/T to 0..3, anything else to N (4).
 
-    ``lazy``: a fixed-width ``S``/``U`` array comes back as a :class:`GridPacked`.
+    ``lazy``: a fixed-width ``S``/``U`` array comes back as a :class:`GridPacked`, a list
+    of ASCII ``str`` or of ``bytes`` as a :class:`~readalign.engine.pyobjects.StringRows`.
     """
     return pack_with(seqs, DNA_CODES, what, lazy)
 
 
-GRID_BYTES = 1 << 30
-"""A list becomes a fixed-width grid only while the grid stays under this size, or under twice
-the list's letters (one long string among short ones would blow the grid up)."""
-
-
-def _ascii_grid(seqs: object) -> tuple[np.ndarray, int] | None:
-    """A list of ASCII ``str`` as a fixed-width ``S`` array and its letter count, else None.
-
-    numpy encodes the strings in one C loop into the grid that the packers (and the GPU's
-    staging) read directly: about 110 ns a 150-letter string where joining and encoding
-    take 300. ``str.isascii`` doubles as the type check: any element that is not a ``str``
-    sends the list down the general path, which names it.
-    """
-    if not isinstance(seqs, (list, tuple)) or not seqs:
-        return None
-    try:
-        if not all(map(str.isascii, seqs)):
-            return None
-    except TypeError:
-        return None
-    lengths = list(map(len, seqs))
-    width, total = max(lengths), sum(lengths)
-    if width * len(seqs) > max(GRID_BYTES, 2 * total):
-        return None
-    return np.array(seqs, dtype=f"S{max(width, 1)}"), total
-
-
 def pack_with(seqs: object, table: np.ndarray, what: str = "sequences",
-              lazy: bool = False) -> Packed | GridPacked:
+              lazy: bool = False) -> Packed | GridPacked | StringRows:
     """Pack letters through ``table`` (byte to code; str as Latin-1, anything else as ``?``)."""
     if _is_fixed_width(seqs):
         return GridPacked(seqs, table) if lazy else _fixed_width(seqs, table)
-    fast = _ascii_grid(seqs)
-    if fast is not None:
-        grid = GridPacked(fast[0], table)
-        if grid.offsets[-1] == fast[1]:  # else a string ended in NUL, which the grid drops
-            return grid if lazy else Packed(grid.data, grid.offsets)
+    rows = read_strings(seqs, table)
+    if rows is not None:
+        return rows if lazy else Packed(rows.data, rows.offsets)
     raw, kind, offsets = _joined(_as_list(seqs, what), what)
     if kind is str:
         raw = raw.encode("latin-1", errors="replace")
@@ -227,11 +200,11 @@ def check_alphabet(p: Packed, invalid: int, what: str, alphabet: str) -> None:
                          f"scoring's letters ({alphabet})")
 
 
-def check_same_kind(a: Packed | GridPacked, b: Packed | GridPacked, a_name: str,
+def check_same_kind(a: Packed | GridPacked | StringRows, b: Packed | GridPacked | StringRows, a_name: str,
                     b_name: str) -> None:
     """Text lists compared with each other must both be str or both bytes (TypeError otherwise)."""
-    def kind(p: Packed | GridPacked) -> str:
-        dtype = p.code_dtype if isinstance(p, GridPacked) else p.data.dtype
+    def kind(p: Packed | GridPacked | StringRows) -> str:
+        dtype = p.code_dtype if isinstance(p, (GridPacked, StringRows)) else p.data.dtype
         return "str" if dtype == np.uint32 else "bytes"
 
     if len(a) and len(b) and kind(a) != kind(b):
@@ -239,13 +212,16 @@ def check_same_kind(a: Packed | GridPacked, b: Packed | GridPacked, a_name: str,
                         "compare str with str or bytes with bytes")
 
 
-def pack_text(seqs: object, what: str = "strings", lazy: bool = False) -> Packed | GridPacked:
+def pack_text(seqs: object, what: str = "strings", lazy: bool = False) -> Packed | GridPacked | StringRows:
     """Pack text: str by Unicode code point (uint32), bytes by byte (uint8).
 
-    ``lazy``: a fixed-width ``S``/``U`` array comes back as a :class:`GridPacked`.
+    ``lazy``: as for :func:`pack_dna`.
     """
     if _is_fixed_width(seqs):
         return GridPacked(seqs, None) if lazy else _fixed_width(seqs, None)
+    rows = read_strings(seqs, None)
+    if rows is not None:
+        return rows if lazy else Packed(rows.data, rows.offsets)
     raw, kind, offsets = _joined(_as_list(seqs, what), what)
     if kind is str:
         flat = np.frombuffer(raw.encode("utf-32-le", errors="surrogatepass"), dtype=np.uint32)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import random
 
 import numpy as np
@@ -302,27 +303,32 @@ def test_long_pairs_distance_only_in_linear_memory():
     assert capped.tolist() == [-1, want[2]]
 
 
-def test_lists_of_str_pack_as_arrays_do_and_fall_back_where_they_must(monkeypatch):
-    """The ASCII-list fast path (a fixed-width grid) gives what the general path gives."""
-    from readalign.engine import packing
+def test_lists_read_in_place_pack_as_the_general_path_does(monkeypatch):
+    """Lists of ASCII str or of bytes, read from the objects, give what the general path gives."""
+    from readalign.engine import packing, pyobjects
 
     def codes(p):
         return p.data[:-1].tolist(), p.offsets.tolist()
 
-    cases = [["ACGT", "", "acgtN", "RYKM" * 40], ("TTT", "G"),
-             ["ACG\x00", "A"],  # a trailing NUL is an N, not padding: general path
-             ["ACGÉ", "ÅA"],  # not ASCII: general path (Latin-1, anything else N)
-             ["A" * 5000] + ["C"] * 10]  # one long string: the grid would be mostly padding
-    monkeypatch.setattr(packing, "GRID_BYTES", 1 << 10)
-    for seqs in cases:
+    class Str(str):
+        pass
+
+    assert pyobjects.layout() is not None  # CPython, 64-bit: the probe must match
+    in_place = [["ACGT", "", "acgtN", "RYKM" * 40], ("TTT", "G"), ["ACG\x00", "A"],
+                ["A" * 5000] + ["C"] * 10]
+    general = [["ACGÉ", "ÅA"], ["AC", Str("GT")], ["A", "C\u20ac"]]
+    for seqs in in_place + general:
         want = codes(packing.Packed(*_general(seqs)))
         assert codes(packing.pack_dna(seqs)) == want, seqs
-        assert codes(packing.pack_dna(seqs, lazy=True)) == want, seqs
-        as_bytes = [s.encode("latin-1") for s in seqs]
+        lazy = packing.pack_dna(seqs, lazy=True)
+        assert codes(lazy) == want, seqs
+        assert isinstance(lazy, pyobjects.StringRows) == (seqs in in_place), seqs
+        if seqs in in_place:  # strings cannot form cycles: the collector need not visit them
+            assert not gc.is_tracked(lazy.items)
+        as_bytes = [s.encode("latin-1", errors="replace") for s in seqs]
         assert codes(packing.pack_dna(as_bytes)) == want
-    assert isinstance(packing.pack_dna(["AC", "G"], lazy=True), packing.GridPacked)
-    assert not isinstance(packing.pack_dna(["A" * 5000] + ["C"] * 10, lazy=True),
-                          packing.GridPacked)
+        text = packing.pack_text(seqs)
+        assert text.data[:-1].tolist() == [ord(c) for c in "".join(seqs)], seqs
     with pytest.raises(TypeError, match=r"reads\[2\]: expected str, got bytes"):
         packing.pack_dna(["AC", "G", b"T"], "reads")
     with pytest.raises(TypeError, match=r"reads\[1\]: expected str, got NoneType"):
@@ -331,6 +337,24 @@ def test_lists_of_str_pack_as_arrays_do_and_fall_back_where_they_must(monkeypatc
     arr = readalign.align(np.array(["ACGTTGCA", "ACGN"], dtype="S"),
                           np.array(["TTACGTAGCATT", "ACGA"], dtype="S"), cigar=True)
     assert res.distance.tolist() == arr.distance.tolist() and res.cigars() == arr.cigars()
+    monkeypatch.setattr(pyobjects, "layout", lambda: None)  # another Python: the general path
+    assert not isinstance(packing.pack_dna(["AC"], lazy=True), pyobjects.StringRows)
+    assert codes(packing.pack_dna(in_place[0])) == codes(packing.Packed(*_general(in_place[0])))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(st.characters(max_codepoint=0x7F)), min_size=1, max_size=20),
+       st.booleans())
+def test_strings_read_in_place_equal_their_letters(seqs, as_bytes):
+    """Any ASCII text (NUL, control letters, empty strings) reads back letter for letter."""
+    from readalign.engine import packing
+
+    items = [s.encode() for s in seqs] if as_bytes else seqs
+    text = packing.pack_text(items)
+    assert text.data[:-1].tolist() == list("".join(seqs).encode())
+    assert np.diff(text.offsets).tolist() == [len(s) for s in seqs]
+    dna = packing.pack_dna(items, lazy=True)
+    assert dna.data[:-1].tolist() == packing.DNA_CODES[list("".join(seqs).encode())].tolist()
 
 
 def _general(seqs):
