@@ -72,7 +72,6 @@ def time_kernels(q, t, mode: int, scoring: Scoring, cigar: bool, k: int = 8,
 
     from readalign.engine import cuda_scored
     from readalign.engine.cuda import device_batches
-    from readalign.engine.packing import take
     from readalign.runtime.gpu_memory import DevicePool
 
     job = Job(infix=False, max_distance=-1, n_code=scoring.n_code, eqx=False, with_cigar=cigar,
@@ -83,12 +82,12 @@ def time_kernels(q, t, mode: int, scoring: Scoring, cigar: bool, k: int = 8,
     lo, hi = device_batches(qp.lengths[order], tp.lengths[order], k, cigar,
                             lane_bytes=cuda_scored.lane_bytes)[0]
     part = order[lo:hi]
-    qs, ts = take(qp, part), take(tp, part)
+    m, n = qp.lengths[part], tp.lengths[part]
     count = hi - lo
     pool = DevicePool(cuda.stream())
-    dev = cuda_scored.upload(pool, qs, ts, job)
-    m_max, n_max = int(qs.lengths.max()), int(ts.lengths.max())
-    slot_off, total = cuda_scored.slot_offsets(qs, ts)
+    dev = cuda_scored.upload(pool, cuda_scored.stage(qp, tp, part), job)
+    m_max, n_max = int(m.max()), int(n.max())
+    slot_off, total = cuda_scored.slot_offsets(m, n)
     d_off = cuda.to_device(slot_off, stream=pool.stream)
 
     def run(trace: bool) -> None:
@@ -107,7 +106,7 @@ def time_kernels(q, t, mode: int, scoring: Scoring, cigar: bool, k: int = 8,
         e1.synchronize()
         times.append(cuda.event_elapsed_time(e0, e1) / 1e3)
     fwd_k, tb_k = scored_kernels(k)
-    report = {"pairs": count, "cells": int((qs.lengths * ts.lengths).sum()),
+    report = {"pairs": count, "cells": int((m * n).sum()),
               "seconds": float(np.median(times))}
     for name, kern in (("forward", fwd_k), ("traceback", tb_k)):
         try:

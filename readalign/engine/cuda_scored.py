@@ -1,10 +1,11 @@
 """GPU backend for scored alignment: the kernels of :func:`readalign.kernels.cuda.scored_kernels`.
 
 A host batch (length-sorted) is cut into device batches that fit the free device
-memory; each is gathered into contiguous arrays, copied in, run forward and back,
-and copied out. CIGAR slots are sized from the lengths alone (``m + n + 2`` runs),
-so the traceback is enqueued right behind the forward pass; the runs are then packed end
-to end on the device, so only the CIGARs' real size crosses back to the host.
+memory; each is gathered straight from its input (packed codes, a fixed-width grid or
+Python strings) into pinned buffers, copied in, run forward and back, and copied out.
+CIGAR slots are sized from the lengths alone (``m + n + 2`` runs), so the traceback is
+enqueued right behind the forward pass; the runs are then packed end to end on the
+device, so only the CIGARs' real size crosses back to the host.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ import numpy as np
 from ..kernels.cuda import compact_runs, scored_boundary_elements, scored_kernels
 from ..kernels.quadrant import FAST_PATH_MAX
 from ..runtime.gpu_memory import DevicePool, device_pool, pinned
-from ..runtime.host_copy import copy_into
 from ..runtime.timing import Tally
+from . import flatseq, pyobjects
 from .cuda import THREADS_PER_BLOCK, device_batches
 from .job import BatchResult, Job, slot_capacity
-from .order import is_range
-from .packing import Packed, take
+from .packing import AnyPacked, GridPacked
+from .pyobjects import StringRows
 
 
 def lane_bytes(m_max: int, n_max: int, k: int, with_cigar: bool) -> int:
@@ -37,21 +38,37 @@ def _to_device(pool: DevicePool, name: str, host: np.ndarray):
     return dev
 
 
-def _staged(name: str, host: np.ndarray) -> np.ndarray:
-    """``host`` copied (on every core) into a reused pinned buffer: the GPU reads pinned memory
-    several times faster than pageable memory (3.3 GB/s measured for these uploads). One set
-    of buffers per thread, so that calls from several threads never share one."""
-    buf = pinned(("scored", threading.get_ident(), name), host.shape[0], host.dtype)
-    copy_into(buf, 0, host)
-    return buf
+def stage(q: AnyPacked, t: AnyPacked, part: np.ndarray) -> tuple:
+    """The sequences of pairs ``part``, gathered into reused pinned buffers.
+
+    Returns ``(q codes, q offsets, t codes, t offsets)``. Each input is read where it
+    lives, so a batch is copied once on the host, on every core; the GPU reads pinned
+    memory several times faster than pageable memory. One set of buffers per thread,
+    so that calls from several threads never share one.
+    """
+    return (*_stage_side(q, part, "q"), *_stage_side(t, part, "t"))
 
 
-def upload(pool: DevicePool, q: Packed, t: Packed, job: Job) -> tuple:
-    """Enqueue the copies of a device batch's sequences (through pinned buffers) and the
+def _stage_side(src: AnyPacked, part: np.ndarray, name: str) -> tuple:
+    key = ("scored", threading.get_ident(), name)
+    off = pinned((*key, "offsets"), part.shape[0] + 1, np.int64)
+    total = int(flatseq.chunk_offsets(src.lengths, part, 0, part.shape[0], off))
+    codes = pinned(key, total + 1, np.uint8)
+    if isinstance(src, StringRows):
+        pyobjects.stage(src.addresses, part, 0, off, src.table, True, codes)
+    elif isinstance(src, GridPacked):
+        flatseq.stage_grid(src.grid, part, 0, off, src.table, True, codes)
+    else:
+        flatseq.stage_flat(src.data, src.offsets, part, 0, off, codes)
+    return codes, off
+
+
+def upload(pool: DevicePool, staged: tuple, job: Job) -> tuple:
+    """Enqueue the copies of a device batch's staged sequences (:func:`stage`) and the
     substitution table; the caller synchronises before the buffers are reused."""
-    return (_to_device(pool, "q", _staged("q", q.data)), _to_device(pool, "qo", q.offsets),
-            _to_device(pool, "t", _staged("t", t.data)), _to_device(pool, "to", t.offsets),
-            _to_device(pool, "sub", job.scores.sub))
+    qc, qo, tc, to = staged
+    return (_to_device(pool, "q", qc), _to_device(pool, "qo", qo), _to_device(pool, "t", tc),
+            _to_device(pool, "to", to), _to_device(pool, "sub", job.scores.sub))
 
 
 def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m_max: int,
@@ -87,9 +104,9 @@ def launch_traceback(pool: DevicePool, dev: tuple, job: Job, k: int, fwd: tuple,
     return out
 
 
-def slot_offsets(q: Packed, t: Packed) -> tuple[np.ndarray, int]:
-    """Each pair's first CIGAR slot (``m + n + 2`` runs each) and the total."""
-    cap = slot_capacity(q.lengths, t.lengths, -1, scored=True)
+def slot_offsets(m: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each pair's first CIGAR slot (``m + n + 2`` runs each, for lengths ``m``, ``n``) and the total."""
+    cap = slot_capacity(m, n, -1, scored=True)
     return np.cumsum(cap) - cap, int(cap.sum())
 
 
@@ -97,14 +114,16 @@ def _blocks(count: int) -> int:
     return (count + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
 
 
-def _run(pool: DevicePool, q: Packed, t: Packed, job: Job, k: int, out: BatchResult,
-         lo: int, hi: int, nm: np.ndarray, tally: Tally) -> np.ndarray | None:
-    """Align the contiguous pairs ``q``/``t`` (batch positions ``lo:hi``); returns their runs."""
+def _run(pool: DevicePool, q: AnyPacked, t: AnyPacked,
+         part: np.ndarray, job: Job, k: int, out: BatchResult, lo: int, hi: int, nm: np.ndarray,
+         tally: Tally) -> np.ndarray | None:
+    """Align the pairs ``part`` (batch positions ``lo:hi``); returns their runs."""
     count = hi - lo
-    m_max, n_max = int(q.lengths.max()), int(t.lengths.max())
+    m, n = q.lengths[part], t.lengths[part]
+    m_max, n_max = int(m.max()), int(n.max())
     assert m_max <= FAST_PATH_MAX and n_max <= FAST_PATH_MAX, "long pairs go to the CPU"
-    with tally.stage("stage into pinned memory, enqueue the upload", count):
-        dev = upload(pool, q, t, job)
+    with tally.stage("gather into pinned memory, enqueue the upload", count):
+        dev = upload(pool, stage(q, t, part), job)
     fwd = launch_forward(pool, dev, job, k, count, m_max, n_max)
     _bufs, score, end_i, end_j = fwd
     score.copy_to_host(out.score[lo:hi], stream=pool.stream)
@@ -118,7 +137,7 @@ def _run(pool: DevicePool, q: Packed, t: Packed, job: Job, k: int, out: BatchRes
         nm[lo:hi] = -1
         return None
     with tally.stage("kernels and small copies", count):
-        slot_off, total = slot_offsets(q, t)
+        slot_off, total = slot_offsets(m, n)
         d_slot = _to_device(pool, "slot_off", slot_off)
         ops, q_start, ref_start, n_ops, d_nm = launch_traceback(pool, dev, job, k, fwd, d_slot,
                                                                 total)
@@ -139,7 +158,7 @@ def _run(pool: DevicePool, q: Packed, t: Packed, job: Job, k: int, out: BatchRes
     return host[:used]
 
 
-def align_batch(q: Packed, t: Packed, idx: np.ndarray, job: Job, k: int,
+def align_batch(q: AnyPacked, t: AnyPacked, idx: np.ndarray, job: Job, k: int,
                 threads: int | None = None) -> BatchResult:
     """The scored GPU backend: align the pairs ``idx`` (length-sorted); results in ``idx`` order."""
     count = idx.shape[0]
@@ -152,11 +171,7 @@ def align_batch(q: Packed, t: Packed, idx: np.ndarray, job: Job, k: int,
     tally = Tally()
     m, n = q.lengths[idx], t.lengths[idx]
     for lo, hi in device_batches(m, n, k, job.with_cigar, lane_bytes=lane_bytes):
-        part = idx[lo:hi]
-        whole = hi - lo == len(q) and is_range(part, 0)  # the batch as it is: no copy
-        with tally.stage("gather the device batch", hi - lo):
-            qb, tb = (q, t) if whole else (take(q, part), take(t, part))
-        runs = _run(pool, qb, tb, job, k, out, lo, hi, nm, tally)
+        runs = _run(pool, q, t, idx[lo:hi], job, k, out, lo, hi, nm, tally)
         if runs is not None:
             out.ops.append((lo, hi, runs))
     out.dist[:] = nm

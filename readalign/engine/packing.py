@@ -157,6 +157,10 @@ class GridPacked:
         return self.offsets.shape[0] - 1
 
 
+AnyPacked = Packed | GridPacked | StringRows
+"""Packed sequences in any of their forms: packed codes, a fixed-width grid, Python strings."""
+
+
 def _fixed_width(arr: np.ndarray, table: np.ndarray | None) -> Packed:
     """Pack a 1-D ``S``/``U`` array without Python objects, through ``table`` if given."""
     lazy = GridPacked(arr, table)
@@ -167,7 +171,7 @@ def _is_fixed_width(seqs: object) -> bool:
     return isinstance(seqs, np.ndarray) and seqs.ndim == 1 and seqs.dtype.kind in "SU"
 
 
-def pack_dna(seqs: object, what: str = "sequences", lazy: bool = False) -> Packed | GridPacked | StringRows:
+def pack_dna(seqs: object, what: str = "sequences", lazy: bool = False) -> AnyPacked:
     """Pack DNA: case-folded, A/C/G/T to 0..3, anything else to N (4).
 
     ``lazy``: a fixed-width ``S``/``U`` array comes back as a :class:`GridPacked`, a list
@@ -177,7 +181,7 @@ def pack_dna(seqs: object, what: str = "sequences", lazy: bool = False) -> Packe
 
 
 def pack_with(seqs: object, table: np.ndarray, what: str = "sequences",
-              lazy: bool = False) -> Packed | GridPacked | StringRows:
+              lazy: bool = False) -> AnyPacked:
     """Pack letters through ``table`` (byte to code; str as Latin-1, anything else as ``?``)."""
     if _is_fixed_width(seqs):
         return GridPacked(seqs, table) if lazy else _fixed_width(seqs, table)
@@ -200,10 +204,9 @@ def check_alphabet(p: Packed, invalid: int, what: str, alphabet: str) -> None:
                          f"scoring's letters ({alphabet})")
 
 
-def check_same_kind(a: Packed | GridPacked | StringRows, b: Packed | GridPacked | StringRows, a_name: str,
-                    b_name: str) -> None:
+def check_same_kind(a: AnyPacked, b: AnyPacked, a_name: str, b_name: str) -> None:
     """Text lists compared with each other must both be str or both bytes (TypeError otherwise)."""
-    def kind(p: Packed | GridPacked | StringRows) -> str:
+    def kind(p: AnyPacked) -> str:
         dtype = p.code_dtype if isinstance(p, (GridPacked, StringRows)) else p.data.dtype
         return "str" if dtype == np.uint32 else "bytes"
 
@@ -212,7 +215,7 @@ def check_same_kind(a: Packed | GridPacked | StringRows, b: Packed | GridPacked 
                         "compare str with str or bytes with bytes")
 
 
-def pack_text(seqs: object, what: str = "strings", lazy: bool = False) -> Packed | GridPacked | StringRows:
+def pack_text(seqs: object, what: str = "strings", lazy: bool = False) -> AnyPacked:
     """Pack text: str by Unicode code point (uint32), bytes by byte (uint8).
 
     ``lazy``: as for :func:`pack_dna`.

@@ -99,6 +99,18 @@ def same(a, b, label: str) -> None:
         assert np.array_equal(x, y), (label, name)
 
 
+def same_inputs(reads: list, windows: list) -> None:
+    """Every input form reaches the GPU as the same letters: lists of ``str`` (read in place),
+    ``S`` arrays (a fixed-width grid) and object arrays (the general packing path)."""
+    args = dict(mode="local", scoring=readalign.Scoring(1, 4, 6, 1), k=16)
+    cpu = readalign.align(reads, windows, backend="cpu", **args)
+    forms = {"lists of str": [[x.decode() for x in s] for s in (reads, windows)],
+             "S arrays": [np.array(s, dtype="S") for s in (reads, windows)],
+             "object arrays": [np.array(s, dtype=object) for s in (reads, windows)]}
+    for label, (q, t) in forms.items():
+        same(readalign.align(q, t, backend="cuda", **args), cpu, f"dna {label}")
+
+
 def main(count: int, max_len: int) -> None:
     rng = np.random.default_rng(13)
     reads, windows = dna_pairs(rng, count, max_len)
@@ -121,6 +133,7 @@ def main(count: int, max_len: int) -> None:
                     bad = np.flatnonzero(both & (gpu.score != want))
                     assert bad.size == 0, (f"parasail {values} {mode}", bad[:5])
                     checked += int(both.sum())
+    same_inputs(reads, windows)
     clipped = readalign.Scoring(1, 4, 6, 1, clip_penalty=5)  # the BAM stage's default (sr)
     for k in (8, 16):
         gpu = readalign.align(reads, windows, mode="local", scoring=clipped, backend="cuda", k=k)
