@@ -208,6 +208,16 @@ def words_rows(args, rng) -> list:
             kernel_t = _dense_kernel_time(queries, choices, md) if _on_gpu(args) else None
             return [_row(label, pairs, rf_t, ra_t, same, kernel_t)]
         _guard(rows, label, dense)
+
+        def from_arrays(md=md, rf=rf, label=label):
+            """The same call on fixed-width ``S`` arrays: what the lists are measured against."""
+            q_arr = np.array([w.encode() for w in queries], dtype="S")
+            c_arr = None if choices is None else np.array([w.encode() for w in choices], dtype="S")
+            ra_t, ra = best_time(lambda: readalign.cdist(
+                q_arr, c_arr, max_distance=md, backend=args.backend), args.repeat)
+            return [_row(f"{label}, S arrays", pairs, None, ra_t, bool(np.array_equal(rf, ra)),
+                         None)]
+        _guard(rows, f"{label}, S arrays", from_arrays)
         del rf
         if md is not None:
             def sparse(md=md):
