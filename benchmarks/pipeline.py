@@ -47,6 +47,8 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--max-distance", type=int, default=None)
     ap.add_argument("--compression-level", type=int, default=None,
                     help="BGZF level 0-9 (default: readalign align's default)")
+    ap.add_argument("--bgzf-writer", default="auto", choices=("auto", "isal", "htslib"),
+                    help="what compresses the BAM (readalign align --bgzf-writer)")
     ap.add_argument("--sort", action="store_true")
     ap.add_argument("--secondary", action="store_true")
     ap.add_argument("--presets", default="sr", metavar="P1,P2,...",
@@ -89,7 +91,8 @@ def run_once(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str,
     opts = Options(reference=ref, reads=reads, candidates=paf, output=out,
                    backend=args.backend, threads=args.threads, batch_size=args.batch_size,
                    max_distance=args.max_distance, sort=args.sort, secondary=args.secondary,
-                   compression_level=args.compression_level, version=__version__,
+                   compression_level=args.compression_level, bgzf_writer=args.bgzf_writer,
+                   version=__version__,
                    scoring=read_scoring("edit" if preset == "unit" else preset))
     aligner = ungapped_aligner(opts.pad) if args.skip_align else None
     if preset == "unit" and aligner is None:
@@ -136,7 +139,7 @@ def report(args: argparse.Namespace, s, wall: float, cpu: tuple[float, float], s
     kernel = "stand-in (--skip-align)" if args.skip_align else s.backend
     print(f"readalign align benchmark: {args.reads:,} reads x {READ_LEN} bp, {npairs:,} pairs, "
           f"kernel {kernel}, {args.threads} threads, batch {args.batch_size:,}, "
-          f"compression level {level_text(args.compression_level)} "
+          f"compression level {level_text(args.compression_level)}, BGZF deflate {s.deflate} "
           f"(simulation {sim_s:.1f}s, not timed)")
     print("stage seconds are busy time in each stage's own thread; stages overlap, so they "
           "can sum to more than the total")
@@ -159,6 +162,7 @@ def report(args: argparse.Namespace, s, wall: float, cpu: tuple[float, float], s
           f"aligned {s.aligned:,}, unaligned {s.unaligned:,}, BAM {size / 1e6:.1f} MB")
     return {"reads": args.reads, "pairs": npairs, "kernel": kernel, "threads": args.threads,
             "batch_size": args.batch_size, "compression_level": args.compression_level,
+            "deflate": s.deflate,
             "stage_seconds": rows, "total_seconds": wall,
             "reads_per_second": args.reads / wall, "cpu_user_seconds": cpu[0],
             "cpu_system_seconds": cpu[1],
@@ -176,6 +180,7 @@ def time_cli(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str,
            "--batch-size", str(args.batch_size), "--summary-json", summary]
     if args.compression_level is not None:
         cmd += ["--compression-level", str(args.compression_level)]
+    cmd += ["--bgzf-writer", args.bgzf_writer]
     if profile:
         cmd[1:1] = ["-m", "cProfile", "-o", profile]
     t = time.perf_counter()

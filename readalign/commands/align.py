@@ -88,6 +88,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="BAM (BGZF) compression level 0-9 (default: 1, fast, for a BAM that "
                         "goes on to a sort or merge; 6 is samtools' default: about 7%% smaller, "
                         "2x the CPU); 0 stores uncompressed BGZF blocks")
+    p.add_argument("--bgzf-writer", choices=("auto", "isal", "htslib"), default="auto",
+                   help="what compresses the BAM: readalign's ISA-L writer on every thread "
+                        "(about 10x faster than zlib), or htslib's own (zlib in PyPI's pysam, "
+                        "libdeflate in bioconda's); auto: isal when the isal package is installed")
     p.add_argument("--backend", choices=BACKENDS, default="auto", help="where the kernel runs")
     p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH,
                    help="reads per batch; peak memory grows with it, not with the input (about "
@@ -132,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         output=args.output, candidates_format=args.candidates_format, pad=args.pad,
         max_distance=args.max_distance, secondary=args.secondary, eqx=args.eqx,
         sort=args.sort, sam=args.sam, rg=args.rg, threads=threads, backend=args.backend,
-        compression_level=args.compression_level,
+        compression_level=args.compression_level, bgzf_writer=args.bgzf_writer,
         batch_size=args.batch_size, allow_empty=args.allow_empty,
         progress=sys.stderr.isatty() and not args.quiet,
         command_line=_command_line(scoring.describe()), version=__version__,

@@ -14,7 +14,7 @@ import tempfile
 
 from ..errors import OutputError
 from ..runtime.outfiles import TempFile, is_stream, output_error
-from .bgzf import BgzfWriter
+from .bgzf import open_writer
 
 
 def _bam_to_sam(src: str, dst: str, threads: int) -> None:
@@ -41,7 +41,7 @@ class Output:
     """
 
     def __init__(self, path: str, sam: bool, sort: bool, threads: int,
-                 level: int | None = None) -> None:
+                 level: int | None = None, writer: str = "auto") -> None:
         self.path, self.sam, self.sort, self.threads = path, sam, sort, max(1, threads)
         # a symbolic link is followed: its target is replaced, the link itself stays
         self.target = os.path.realpath(path) if os.path.islink(path) else path
@@ -60,8 +60,7 @@ class Output:
         self.bam = self.temps[0] if self.temps else None
         try:
             # a temporary BAM (before sort or SAM conversion) is only read back: fastest level
-            self.writer = BgzfWriter(fd, name, self.threads,
-                                     level if self.direct else 1)
+            self.writer = open_writer(fd, name, self.threads, level if self.direct else 1, writer)
         except BaseException:
             self.cleanup()
             raise

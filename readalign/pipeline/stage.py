@@ -7,8 +7,8 @@ best candidate per read and packed into BAM records. Every stage has a
 thread of its own, so five batches can be in flight: candidates and reads
 are parsed ahead, pairs are built for the next batch, the calling thread
 runs the kernel, and the previous batches are assembled into records and
-compressed (htslib's thread pool); each stage's compiled loops run on
-every core.
+compressed (the BGZF writer's thread pool); each stage's compiled loops
+run on every core.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from ..runtime.device_reuse import keep_buffers
 from ..runtime.outfiles import write_bytes
 from ..runtime.progress import Progress
 from ..runtime.stages import Consumer, Inline, concurrent_launches_ok, numba_threads, prefetch
-from .bgzf import deflate_library
+from .bgzf import compressor
 from .defaults import DEFAULT_BATCH, DEFAULT_PAD
 from .header import header_bytes, header_text, parse_rg
 from .output import Output
@@ -54,8 +54,8 @@ DEFAULT_COMPRESSION = 1
 """BGZF level of the BAM unless asked otherwise.
 
 This stage's BAM usually goes on to a sort or merge. Level 1 writes 2M
-records with about half the CPU of htslib's default (6) for a file 7% larger;
-with zlib deflating, the whole stage runs about 1.5x faster
+records with about half the CPU of zlib's default (6) for a file 7% larger;
+with htslib's zlib deflating, the whole stage runs about 1.5x faster
 (benchmarks/RESULTS.md).
 """
 _CAND_DEPTH = 8
@@ -81,6 +81,7 @@ class Options:
     rg: str | None = None
     threads: int = 1
     compression_level: int | None = None  # BGZF level 0-9; None: DEFAULT_COMPRESSION
+    bgzf_writer: str = "auto"  # "auto", "isal" or "htslib" (pipeline.bgzf.WRITERS)
     backend: str = "auto"
     batch_size: int = DEFAULT_BATCH
     progress: bool = False
@@ -298,7 +299,7 @@ def _assemble_stage(writer: Consumer | Inline, ref: Reference, opts: Options, su
 
 
 def _write_stage(out: Output, st: dict[str, float]) -> Callable[[np.ndarray], None]:
-    """The consumer of record buffers: htslib compresses them on its thread pool (stage write)."""
+    """The consumer of record buffers: the BGZF writer compresses them on its thread pool (stage write)."""
 
     def write(buf: np.ndarray) -> None:
         t0 = time.perf_counter()
@@ -315,6 +316,10 @@ def _check(opts: Options) -> None:
         raise InputError(f"--batch-size must be >= 1, got {opts.batch_size}")
     if opts.compression_level is not None and not 0 <= opts.compression_level <= 9:
         raise InputError(f"--compression-level must be 0-9, got {opts.compression_level}")
+    try:
+        compressor(opts.bgzf_writer)
+    except ValueError as exc:
+        raise InputError(f"--bgzf-writer: {exc}") from None
 
 
 def run(opts: Options, aligner: Aligner | None = None) -> Summary:
@@ -338,11 +343,11 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
     summary.backend = backend
     summary.scoring = opts.scoring.describe()
     level = DEFAULT_COMPRESSION if opts.compression_level is None else opts.compression_level
-    summary.deflate = deflate_library()
-    if summary.deflate != "libdeflate" and level > 0:
-        log.info("BGZF compression runs on zlib: this pysam's htslib is built without libdeflate, "
-                 "which compresses 2-3x faster (README: 'What bounds the speed')")
-    out = Output(opts.output, opts.sam, opts.sort, opts.threads, level)
+    summary.deflate = compressor(opts.bgzf_writer)
+    if summary.deflate == "zlib" and level > 0:
+        log.info("BGZF compression runs on htslib's zlib: the isal package (ISA-L), which "
+                 "compresses about 10x faster, is not installed (README: 'What bounds the speed')")
+    out = Output(opts.output, opts.sam, opts.sort, opts.threads, level, opts.bgzf_writer)
     consumers: list[Consumer | Inline] = []
     feeds: list[Generator] = []  # background producers, each consuming the one after it
     try:
