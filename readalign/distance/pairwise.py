@@ -36,8 +36,9 @@ def pairwise(a: Packed, b: Packed, max_distance: int, backend: str,
     """Global Levenshtein distance of every pair (int32; -1 above ``max_distance`` >= 0).
 
     ``backend`` is a resolved backend (``"cpu"`` or ``"cuda"``). Pairs whose both
-    sides are long never enter the bit-parallel pass; when every pair is long the
-    inputs go to the alignment engine as they are (no gather).
+    sides are long get their distance from the alignment engine (the bit-parallel pass
+    marks them ``LONG``); when every pair is long the inputs go there as they are, with
+    no bit-parallel pass and no gather.
     """
     long = np.flatnonzero(np.minimum(a.lengths, b.lengths) > words.WORD_BITS)
     job = Job(infix=False, max_distance=max_distance, n_code=NO_N, eqx=False,

@@ -18,11 +18,10 @@ from ..kernels.cuda import compact_runs, scored_boundary_elements, scored_kernel
 from ..kernels.quadrant import FAST_PATH_MAX
 from ..runtime.gpu_memory import DevicePool, device_pool, pinned
 from ..runtime.timing import Tally
-from . import flatseq, pyobjects
+from . import flatseq
 from .cuda import THREADS_PER_BLOCK, device_batches
 from .job import BatchResult, Job, slot_capacity
-from .packing import AnyPacked, GridPacked
-from .pyobjects import StringRows
+from .packing import AnyPacked
 
 
 def lane_bytes(m_max: int, n_max: int, k: int, with_cigar: bool) -> int:
@@ -54,12 +53,7 @@ def _stage_side(src: AnyPacked, part: np.ndarray, name: str) -> tuple:
     off = pinned((*key, "offsets"), part.shape[0] + 1, np.int64)
     total = int(flatseq.chunk_offsets(src.lengths, part, 0, part.shape[0], off))
     codes = pinned(key, total + 1, np.uint8)
-    if isinstance(src, StringRows):
-        pyobjects.stage(src.addresses, part, 0, off, src.table, True, codes)
-    elif isinstance(src, GridPacked):
-        flatseq.stage_grid(src.grid, part, 0, off, src.table, True, codes)
-    else:
-        flatseq.stage_flat(src.data, src.offsets, part, 0, off, codes)
+    src.stage_into(part, 0, off, codes, translate=True)
     return codes, off
 
 
@@ -114,9 +108,8 @@ def _blocks(count: int) -> int:
     return (count + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
 
 
-def _run(pool: DevicePool, q: AnyPacked, t: AnyPacked,
-         part: np.ndarray, job: Job, k: int, out: BatchResult, lo: int, hi: int, nm: np.ndarray,
-         tally: Tally) -> np.ndarray | None:
+def _run(pool: DevicePool, q: AnyPacked, t: AnyPacked, part: np.ndarray, job: Job, k: int,
+         out: BatchResult, lo: int, hi: int, nm: np.ndarray, tally: Tally) -> np.ndarray | None:
     """Align the pairs ``part`` (batch positions ``lo:hi``); returns their runs."""
     count = hi - lo
     m, n = q.lengths[part], t.lengths[part]

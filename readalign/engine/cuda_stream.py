@@ -30,7 +30,7 @@ from ..kernels.cuda import translate_codes
 from ..kernels.simulator import simulated
 from ..runtime.gpu_memory import device_pool, pinned
 from ..runtime.timing import Tally
-from . import flatseq, pyobjects
+from . import flatseq
 from .cuda import device_batches, launch_forward, launch_traceback, upload_slots
 from .job import BatchResult
 from .packing import DNA_CODES, GridPacked, Packed
@@ -117,10 +117,6 @@ def chunk_pairs(m: np.ndarray, n: np.ndarray, itemsize: int) -> int:
     return int(min(max(CHUNK_BYTES // per_pair, MIN_CHUNK), MAX_CHUNK))
 
 
-def _code_dtype(src) -> np.dtype:
-    return src.code_dtype if isinstance(src, (GridPacked, StringRows)) else src.data.dtype
-
-
 def _translate_on_device(src) -> bool:
     """True for a byte grid that needs a table: stage raw bytes, translate on the GPU.
 
@@ -136,15 +132,9 @@ def _stage_one(src, idx: np.ndarray, c: _Chunk, slot: _Slot, name: str) -> tuple
     """Gather one side's sequences of chunk ``c`` into pinned buffers: (codes, offsets, raw)."""
     off = slot.host(name + "_off", c.count + 1, np.int64)
     total = int(flatseq.chunk_offsets(src.lengths, idx, c.lo, c.hi, off))
-    codes = slot.host(name, total + 1, _code_dtype(src))
+    codes = slot.host(name, total + 1, src.code_dtype)
     raw = _translate_on_device(src)
-    if isinstance(src, GridPacked):
-        use = src.table is not None and not raw
-        flatseq.stage_grid(src.grid, idx, c.lo, off, src.table if use else DNA_CODES, use, codes)
-    elif isinstance(src, StringRows):
-        pyobjects.stage(src.addresses, idx, c.lo, off, DNA_CODES, False, codes)
-    else:
-        flatseq.stage_flat(src.data, src.offsets, idx, c.lo, off, codes)
+    src.stage_into(idx, c.lo, off, codes, translate=not raw)
     return codes, off, raw
 
 
@@ -227,7 +217,7 @@ def _collect(c: _Chunk, slot: _Slot, job, res: BatchResult, ops: list) -> None:
 def _plan(q, t, idx: np.ndarray, job, k: int) -> list[_Chunk]:
     m = q.lengths[idx]
     n = t.lengths[idx]
-    itemsize = max(_code_dtype(q).itemsize, _code_dtype(t).itemsize)
+    itemsize = max(q.code_dtype.itemsize, t.code_dtype.itemsize)
     bounds = device_batches(m, n, k, job.with_cigar, SLOTS, chunk_pairs(m, n, itemsize))
     return [_Chunk(lo, hi, i % SLOTS, int(m[lo:hi].max()), int(n[lo:hi].max()))
             for i, (lo, hi) in enumerate(bounds)]

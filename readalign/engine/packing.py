@@ -39,6 +39,17 @@ class Packed:
     def __post_init__(self) -> None:
         object.__setattr__(self, "lengths", np.diff(self.offsets))
 
+    @property
+    def code_dtype(self) -> np.dtype:
+        """dtype of the codes."""
+        return self.data.dtype
+
+    def stage_into(self, idx: np.ndarray, lo: int, dst_off: np.ndarray, dst: np.ndarray, *,
+                   translate: bool) -> None:
+        """Sequences ``idx[lo:]`` concatenated into ``dst`` at ``dst_off`` (they are codes
+        already: ``translate`` has nothing to do)."""
+        flatseq.stage_flat(self.data, self.offsets, idx, lo, dst_off, dst)
+
     def __len__(self) -> int:
         return self.offsets.shape[0] - 1
 
@@ -143,14 +154,18 @@ class GridPacked:
         """dtype of the packed codes."""
         return np.dtype(np.uint8) if self.table is not None else self.grid.dtype
 
+    def stage_into(self, idx: np.ndarray, lo: int, dst_off: np.ndarray, dst: np.ndarray, *,
+                   translate: bool) -> None:
+        """Rows ``idx[lo:]`` concatenated into ``dst`` at ``dst_off``, through ``table`` when
+        ``translate`` (and there is one), else as their bytes or code points."""
+        use = translate and self.table is not None
+        flatseq.stage_grid(self.grid, idx, lo, dst_off, self.table if use else DNA_CODES, use, dst)
+
     @cached_property
     def data(self) -> np.ndarray:
         """The packed codes (computed on first use)."""
-        use = self.table is not None
         data = np.empty(self.offsets[-1] + 1, dtype=self.code_dtype)
-        rows = np.arange(len(self), dtype=np.int64)
-        flatseq.stage_grid(self.grid, rows, 0, self.offsets, self.table if use else DNA_CODES, use,
-                               data)
+        self.stage_into(np.arange(len(self), dtype=np.int64), 0, self.offsets, data, translate=True)
         return data
 
     def __len__(self) -> int:
@@ -207,8 +222,7 @@ def check_alphabet(p: Packed, invalid: int, what: str, alphabet: str) -> None:
 def check_same_kind(a: AnyPacked, b: AnyPacked, a_name: str, b_name: str) -> None:
     """Text lists compared with each other must both be str or both bytes (TypeError otherwise)."""
     def kind(p: AnyPacked) -> str:
-        dtype = p.code_dtype if isinstance(p, (GridPacked, StringRows)) else p.data.dtype
-        return "str" if dtype == np.uint32 else "bytes"
+        return "str" if p.code_dtype == np.uint32 else "bytes"
 
     if len(a) and len(b) and kind(a) != kind(b):
         raise TypeError(f"{a_name} are {kind(a)} but {b_name} are {kind(b)}: "

@@ -34,24 +34,20 @@ COMPACT_ASCII = 0x60
 """The ``compact`` and ``ascii`` bits of a ``str``'s state byte: its letters are inline bytes."""
 
 
-@intrinsic
-def _bytes_at(typingctx, address):
-    """The memory at ``address`` as a ``uint8*``."""
-    sig = types.CPointer(types.uint8)(types.int64)
+def _pointer_to(item):
+    """A compiled ``f(address)`` that reads the memory at ``address`` as ``item*``."""
+    pointer = types.CPointer(item)
 
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(types.CPointer(types.uint8)))
-    return sig, codegen
+    @intrinsic
+    def at(typingctx, address):
+        def codegen(context, builder, signature, args):
+            return builder.inttoptr(args[0], context.get_value_type(pointer))
+        return pointer(types.int64), codegen
+    return at
 
 
-@intrinsic
-def _words_at(typingctx, address):
-    """The memory at ``address`` as an ``int64*``."""
-    sig = types.CPointer(types.int64)(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], context.get_value_type(types.CPointer(types.int64)))
-    return sig, codegen
+_bytes_at = _pointer_to(types.uint8)
+_words_at = _pointer_to(types.int64)
 
 
 @dataclass(frozen=True)
@@ -84,7 +80,7 @@ def _scan(items, count, want_type, ascii_only, type_at, size_at, state_at, data_
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def stage(addresses, idx, lo, dst_off, table, use_table, dst):
+def _stage(addresses, idx, lo, dst_off, table, use_table, dst):
     """Elements ``idx[lo:]`` concatenated at ``dst_off`` (through ``table``), as ``flatseq.stage_grid``."""
     count = dst_off.shape[0] - 1
     for i in prange(count):
@@ -133,10 +129,10 @@ def layout() -> Layout | None:
 class StringRows:
     """A list of ASCII ``str`` (or of ``bytes``) read in place; packed only when ``data`` is read.
 
-    Offers :class:`readalign.engine.packing.Packed`'s ``data``/``offsets``/``lengths``;
-    the GPU stages the letters straight from the objects into pinned buffers with
-    :func:`stage`. ``table`` maps bytes to codes; without one, ``str`` letters become
-    code points (uint32) and bytes stay bytes.
+    Offers :class:`readalign.engine.packing.Packed`'s ``data``/``offsets``/``lengths``
+    and ``stage_into``, with which the GPU stages the letters straight from the objects
+    into pinned buffers. ``table`` maps bytes to codes; without one, ``str`` letters
+    become code points (uint32) and bytes stay bytes.
     """
 
     def __init__(self, items: tuple, kind: type, addresses: np.ndarray, lengths: np.ndarray,
@@ -155,20 +151,26 @@ class StringRows:
         wide = self.table is None and self.kind is str
         return np.dtype(np.uint32 if wide else np.uint8)
 
+    def stage_into(self, idx: np.ndarray, lo: int, dst_off: np.ndarray, dst: np.ndarray, *,
+                   translate: bool) -> None:
+        """Elements ``idx[lo:]`` concatenated into ``dst`` at ``dst_off``, through ``table``
+        when ``translate`` (and there is one), else as their bytes."""
+        use = translate and self.table is not None
+        _stage(self.addresses, idx, lo, dst_off, self.table if use else _NO_TABLE, use, dst)
+
     @cached_property
     def data(self) -> np.ndarray:
         """The packed codes, one sentinel after the last (computed on first use)."""
         data = np.empty(self.offsets[-1] + 1, dtype=self.code_dtype)
-        rows = np.arange(len(self), dtype=np.int64)
-        use = self.table is not None
-        stage(self.addresses, rows, 0, self.offsets, self.table if use else _IDENTITY, use, data)
+        self.stage_into(np.arange(len(self), dtype=np.int64), 0, self.offsets, data, translate=True)
         return data
 
     def __len__(self) -> int:
         return self.lengths.shape[0]
 
 
-_IDENTITY = np.arange(256, dtype=np.uint8)
+_NO_TABLE = np.arange(256, dtype=np.uint8)
+"""Stands in for the table where none is applied (the compiled loop takes an array either way)."""
 
 
 def read_strings(seqs: object, table: np.ndarray | None) -> StringRows | None:
@@ -203,7 +205,13 @@ def _gc_untrack(items: tuple) -> None:
     survives: millions of cache misses inside the caller's timed work (0.12 s
     for two lists of a million 150-letter reads on the H100 host).
     """
+    _untrack()(items)
+
+
+@cache
+def _untrack():
+    """CPython's ``PyObject_GC_UnTrack``, typed once."""
     untrack = ctypes.pythonapi.PyObject_GC_UnTrack
     untrack.argtypes = [ctypes.py_object]
     untrack.restype = None
-    untrack(items)
+    return untrack

@@ -22,6 +22,11 @@ import numpy as np
 
 from ..runtime.outfiles import output_error
 
+try:
+    from isal import igzip_lib, isal_zlib
+except ImportError:  # the writer is then not offered (see available())
+    igzip_lib = isal_zlib = None
+
 BLOCK = 0xFF00
 """Uncompressed bytes per block (htslib's ``BGZF_BLOCK_SIZE``)."""
 MAX_BLOCK = 1 << 16
@@ -36,12 +41,8 @@ _OVERHEAD = _HEADER.size + _FOOTER.size
 
 
 def available() -> bool:
-    """Whether ISA-L's Python bindings (the ``isal`` package) can be imported."""
-    try:
-        import isal.igzip_lib  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether ISA-L's Python bindings (the ``isal`` package) are installed."""
+    return igzip_lib is not None
 
 
 def isal_level(level: int) -> int | None:
@@ -58,8 +59,6 @@ def _stored(data) -> bytes:
 
 def block(data, level: int | None) -> bytes:
     """One BGZF block holding ``data`` (at most :data:`BLOCK` bytes), deflated by ISA-L at ``level``."""
-    from isal import igzip_lib, isal_zlib
-
     cdata = _stored(data) if level is None else igzip_lib.compress(
         data, level, flag=igzip_lib.COMP_DEFLATE)
     if len(cdata) + _OVERHEAD > MAX_BLOCK:  # incompressible: store it
@@ -141,8 +140,6 @@ class IsalBgzfWriter:
 
     def abandon(self) -> None:
         """Stop after a failure: drop what is queued and close (the caller removes the file)."""
-        for fut in self._pending:
-            fut.cancel()
         self._pending.clear()
         self._pool.shutdown(cancel_futures=True)
         if self._fd >= 0:

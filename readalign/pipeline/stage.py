@@ -345,8 +345,9 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
     level = DEFAULT_COMPRESSION if opts.compression_level is None else opts.compression_level
     summary.deflate = compressor(opts.bgzf_writer)
     if summary.deflate == "zlib" and level > 0:
-        log.info("BGZF compression runs on htslib's zlib: the isal package (ISA-L), which "
-                 "compresses about 10x faster, is not installed (README: 'What bounds the speed')")
+        why = ("chosen with --bgzf-writer htslib" if opts.bgzf_writer == "htslib"
+               else "the isal package (ISA-L), which compresses about 10x faster, is not installed")
+        log.info("BGZF compression runs on htslib's zlib: %s (README: 'What bounds the speed')", why)
     out = Output(opts.output, opts.sam, opts.sort, opts.threads, level, opts.bgzf_writer)
     consumers: list[Consumer | Inline] = []
     feeds: list[Generator] = []  # background producers, each consuming the one after it

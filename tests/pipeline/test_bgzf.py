@@ -133,7 +133,7 @@ def test_writer_choice_is_checked(monkeypatch):
         compressor("isal")
 
 
-def test_htslib_writer_still_writes_what_isal_writes(tmp_path):
+def test_htslib_writer_round_trips_through_the_same_checks(tmp_path):
     data = _records_stream(np.random.default_rng(3), 800)
     raw = _write(tmp_path / "h.gz", [data], 1, 2, cls=BgzfWriter)
     assert gzip.decompress(raw) == data and raw.endswith(EOF_BLOCK)
