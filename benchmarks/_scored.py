@@ -79,7 +79,7 @@ def time_kernels(q, t, mode: int, scoring: Scoring, cigar: bool, k: int = 8,
                                  scoring.gap_extend))
     qp, tp = pack_with(q, scoring.codes), pack_with(t, scoring.codes)
     order = np.lexsort((tp.lengths, qp.lengths))
-    lo, hi = device_batches(qp.lengths[order], tp.lengths[order], k, cigar,
+    lo, hi, _, _ = device_batches(qp.lengths[order], tp.lengths[order], k, cigar,
                             lane_bytes=cuda_scored.lane_bytes)[0]
     part = order[lo:hi]
     m, n = qp.lengths[part], tp.lengths[part]

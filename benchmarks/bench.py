@@ -119,9 +119,8 @@ def time_kernels(reads, windows, infix: bool, cigar: bool, k: int = DEFAULT_K, v
     q, t = pack_dna(reads), pack_dna(windows)
     idx = length_order(q.lengths, t.lengths)
     m, n = q.lengths[idx], t.lengths[idx]
-    lo, hi = engine_cuda.device_batches(m, n, k, cigar)[0]
+    lo, hi, m_max, n_max = engine_cuda.device_batches(m, n, k, cigar)[0]
     count = hi - lo
-    m_max, n_max = int(m[lo:hi].max()), int(n[lo:hi].max())
     pool = DevicePool(cuda.stream())
     seqs = tuple(cuda.to_device(a, stream=pool.stream)
                  for a in (q.data, q.offsets, t.data, t.offsets, idx[lo:hi]))

@@ -205,18 +205,17 @@ def compact_runs(ops, slot_off, n_ops, out_off, out, stream) -> None:
 
 
 @cuda.jit
-def _translate_kernel(codes, table):
-    """``codes[i] = table[codes[i]]`` in place (ASCII bytes to DNA codes)."""
+def _translate_kernel(codes, table, n):
+    """``codes[i] = table[codes[i]]`` in place for ``i < n`` (ASCII bytes to DNA codes)."""
     i = cuda.grid(1)
-    if i < codes.shape[0]:
+    if i < n:
         codes[i] = table[codes[i]]
 
 
-def translate_codes(codes, table, stream) -> None:
-    """Translate a device array of raw bytes to codes through ``table``, on ``stream``."""
-    n = codes.shape[0]
+def translate_codes(codes, table, n: int, stream) -> None:
+    """Translate the first ``n`` raw bytes of a device array to codes through ``table``."""
     if n:
-        _translate_kernel[(n + 255) // 256, 256, stream](codes, table)
+        _translate_kernel[(n + 255) // 256, 256, stream](codes, table, n)
 
 
 def boundary_elements(m_max: int, n_max: int, K: int) -> tuple[int, int]:

@@ -24,6 +24,7 @@ _LAZY = {
     "align": ".api",
     "cdist": ".distance.cdist",
     "edit_distance": ".api",
+    "free_gpu_memory": ".api",
 }
 """Public names loaded on first use, and the module of each."""
 
@@ -38,6 +39,7 @@ __all__ = [
     "align",
     "cdist",
     "edit_distance",
+    "free_gpu_memory",
 ]
 
 
@@ -57,7 +59,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
-    from .api import align, edit_distance
+    from .api import align, edit_distance, free_gpu_memory
     from .distance.cdist import SparseDistances, cdist
     from .engine.result import AlignResult
     from .engine.scoring import Scoring

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from .distance.pairwise import pairwise
 from .engine.batching import AUTO_K, align_packed, align_with
 from .engine.job import Job, Scores, check_counts, check_k, check_max_distance
@@ -91,3 +93,16 @@ def edit_distance(a, b, max_distance: int | None = None, backend: str = "auto", 
         return pairwise(qa, qb, md, name, threads)
     job = Job(infix=False, max_distance=md, n_code=NO_N, eqx=False, with_cigar=True, k=AUTO_K)
     return align_with(qa, qb, job, name, threads)
+
+
+def free_gpu_memory() -> None:
+    """Give back the GPU memory readalign keeps for the calling thread between calls.
+
+    The GPU backends keep their device buffers and pinned host buffers after a call
+    (one set per thread, grown as calls need) so that the next call does not pay to
+    allocate them again, as CuPy's and PyTorch's memory pools do. Call this when the GPU
+    memory is needed elsewhere; the next GPU call allocates afresh. A no-op when the GPU
+    was not used.
+    """
+    if "readalign.runtime.gpu_memory" in sys.modules:
+        sys.modules["readalign.runtime.gpu_memory"].free_gpu_memory()

@@ -8,6 +8,7 @@ returns a :class:`BatchResult` in batch order; results leave in input order.
 from __future__ import annotations
 
 import logging
+from typing import NamedTuple
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from ..kernels.words import pairwise_long
 from ..runtime import backends, host_copy
 from ..runtime.timing import stage
 from . import cpu, flatseq
+from .flatseq import length_bounds
 from .job import BatchResult, Job, check_counts
 from .order import budget_bounds, counting_order, is_range, is_sorted_pairs, partition_long, scatter_results
 from .packing import Packed
@@ -77,17 +79,31 @@ def scored_auto_k(with_cigar: bool) -> int:
     return 16 if with_cigar else 32
 
 
-def _default_k(m: np.ndarray, n: np.ndarray, job: Job, backend: str) -> int:
+class Bounds(NamedTuple):
+    """Smallest and largest read (``m``) and window (``n``) length of a set of pairs."""
+
+    m_min: int
+    m_max: int
+    n_min: int
+    n_max: int
+
+    @classmethod
+    def of(cls, m: np.ndarray, n: np.ndarray) -> Bounds:
+        """The bounds of lengths ``m`` and ``n`` (one parallel pass over both)."""
+        return cls(*(int(x) for x in length_bounds(m, n)))
+
+
+def _default_k(bounds: Bounds, count: int, job: Job, backend: str) -> int:
     """``k`` of a job that leaves it to the engine: measured per job on the GPU, fixed on the CPU."""
     scored = job.scores is not None
-    if backend != "cuda" or m.shape[0] == 0:
+    if backend != "cuda" or count == 0:
         return SCORED_K if scored else DEFAULT_K
     if scored:
         return scored_auto_k(job.with_cigar)
-    return auto_k(int(m.max()), int(n.max()), job.with_cigar)
+    return auto_k(bounds.m_max, bounds.n_max, job.with_cigar)
 
 
-def narrow_lengths(m: np.ndarray, n: np.ndarray) -> bool:
+def narrow_lengths(m: np.ndarray, n: np.ndarray, bounds: Bounds | None = None) -> bool:
     """True when the pairs' DPs are all about as large as the largest one: no sort needed.
 
     Fixed-length reads against windows of read length + padding (most
@@ -96,27 +112,50 @@ def narrow_lengths(m: np.ndarray, n: np.ndarray) -> bool:
     A few shorter pairs (a window clipped at a contig end) only idle their
     lanes early, so up to 1/NARROW_OUTLIERS of the pairs may lie below the band.
     """
+    b = bounds or Bounds.of(m, n)
     outliers = 0
-    for x in (m, n):
-        top = int(x.max())
+    for x, low, top in ((m, b.m_min, b.m_max), (n, b.n_min, b.n_max)):
         floor = top - top // NARROW_SPREAD
-        if int(x.min()) < floor:
+        if low < floor:
             outliers += int(np.count_nonzero(x < floor))
     return outliers * NARROW_OUTLIERS <= m.shape[0]
 
 
-def length_order(m: np.ndarray, n: np.ndarray) -> np.ndarray:
+def length_order(m: np.ndarray, n: np.ndarray, bounds: Bounds | None = None) -> np.ndarray:
     """Pair indices sorted by (read length, window length), stably: lanes get equal work.
 
     Input order is kept when it is already sorted or when nearly all lengths
     are within a narrow band (:func:`narrow_lengths`).
     """
-    if m.shape[0] == 0 or narrow_lengths(m, n) or is_sorted_pairs(m, n):
+    if m.shape[0] == 0:
+        return np.arange(0, dtype=np.int64)
+    b = bounds or Bounds.of(m, n)
+    if narrow_lengths(m, n, b) or is_sorted_pairs(m, n):
         return np.arange(m.shape[0], dtype=np.int64)
-    span = int(n.max()) + 1
-    if (int(m.max()) + 1) * span <= COUNTING_SORT_KEYS:
+    span = b.n_max + 1
+    if (b.m_max + 1) * span <= COUNTING_SORT_KEYS:
         return counting_order(m, n, span)
     return np.lexsort((n, m)).astype(np.int64)
+
+
+def _split_long(order: np.ndarray, m: np.ndarray, n: np.ndarray,
+                bounds: Bounds) -> tuple[np.ndarray, np.ndarray]:
+    """``order`` split into pairs within :data:`LONG_PAIR` and the rest (no pass when none is long)."""
+    if bounds.m_max <= LONG_PAIR and bounds.n_max <= LONG_PAIR:
+        return order, order[:0]
+    return partition_long(order, m, n, LONG_PAIR)
+
+
+MAX_BATCH_PAIRS = 1 << 24
+
+
+def _batch_bounds(group: np.ndarray, m: np.ndarray, n: np.ndarray, bounds: Bounds,
+                  budget: int) -> np.ndarray:
+    """Host batches of ``group`` within ``budget`` DP cells (one, with no pass, when all fit)."""
+    count = group.shape[0]
+    if count <= MAX_BATCH_PAIRS and (bounds.m_max + 1) * (bounds.n_max + 1) * count <= budget:
+        return np.array([0, count], dtype=np.int64)
+    return budget_bounds(group, m, n, budget, MAX_BATCH_PAIRS)
 
 
 def _in_input_order(pieces: list, npairs: int) -> bool:
@@ -211,17 +250,19 @@ def align_with(q: Packed, t: Packed, job: Job, name: str, threads: int | None = 
     scored = _ScoredArrays(npairs) if job.scores is not None else None
     pieces: list[tuple[np.ndarray, np.ndarray]] = []
     with stage("sort by length", npairs):
-        order = length_order(m, n)
-    short, long = partition_long(order, m, n, LONG_PAIR)
+        every = Bounds.of(m, n)
+        order = length_order(m, n, every)
+        short, long = _split_long(order, m, n, every)
     if name == "cuda" and long.shape[0]:
         log.info("%d pair(s) longer than %d bases take the long path on the CPU",
                  long.shape[0], LONG_PAIR)
-    k_short = job.k or _default_k(m[short], n[short], job, name)
+    short_bounds = every if short is order else Bounds.of(m[short], n[short])
+    k_short = job.k or _default_k(short_bounds, short.shape[0], job, name)
     for group, k, where in ((short, k_short, name), (long, max(job.k, LONG_K), "cpu")):
         if group.shape[0] == 0:
             continue
         run = _long_distances if group is long and _bit_parallel(job) else _runner(where, job)
-        bounds = budget_bounds(group, m, n, BATCH_CELLS[where], 1 << 24)
+        bounds = _batch_bounds(group, m, n, every, BATCH_CELLS[where])
         for lo, hi in zip(bounds[:-1], bounds[1:]):
             idx = group[lo:hi]
             with stage(f"align batch ({where})", idx.shape[0]):
@@ -237,9 +278,7 @@ def align_with(q: Packed, t: Packed, job: Job, name: str, threads: int | None = 
             if job.with_cigar:
                 pieces.extend((idx[lo:hi], runs) for lo, hi, runs in res.ops)
     with stage("CIGARs to input order", npairs):
-        offsets = np.empty(npairs + 1, dtype=np.int64)
-        offsets[0] = 0
-        np.cumsum(n_ops, out=offsets[1:])
+        offsets = flatseq.offsets_of(n_ops)
         ops = _place_ops(pieces, n_ops, offsets, npairs)
     if scored is None:
         mode = "infix" if job.infix else "global"

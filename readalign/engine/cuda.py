@@ -14,6 +14,7 @@ import numpy as np
 from ..kernels.cuda import BOUNDARY_DTYPE, boundary_elements, kernels
 from ..kernels.simulator import simulated
 from ..runtime.gpu_memory import MEMORY_FRACTION, DevicePool, free_device_bytes
+from .flatseq import length_bounds
 from .job import Job
 
 THREADS_PER_BLOCK = 128
@@ -30,28 +31,30 @@ def _lane_bytes(m_max: int, n_max: int, k: int, with_cigar: bool) -> int:
 
 
 def device_batches(m: np.ndarray, n: np.ndarray, k: int, with_cigar: bool, slots: int = 1,
-                   max_pairs: int | None = None, lane_bytes=None) -> list[tuple[int, int]]:
+                   max_pairs: int | None = None,
+                   lane_bytes=None) -> list[tuple[int, int, int, int]]:
     """Split a length-sorted batch so each piece's buffers (``slots`` at once) fit in device memory.
 
+    Returns ``(lo, hi, m_max, n_max)`` per piece, its longest read and window with it.
     ``lane_bytes(m_max, n_max, k, with_cigar)`` is what one lane needs (default: the
     edit-distance kernels').
     """
     lane_bytes = lane_bytes or _lane_bytes
     budget = free_device_bytes() * MEMORY_FRACTION / slots
     cap = SIM_BATCH if simulated() else min(max_pairs or MAX_DEVICE_BATCH, MAX_DEVICE_BATCH)
-    bounds = []
+    pieces = []
     lo = 0
     total = m.shape[0]
     while lo < total:
         hi = min(lo + cap, total)
-        while hi - lo > 32:
-            need = (hi - lo) * lane_bytes(int(m[lo:hi].max()), int(n[lo:hi].max()), k, with_cigar)
-            if need <= budget:
+        while True:
+            _, m_max, _, n_max = (int(x) for x in length_bounds(m[lo:hi], n[lo:hi]))
+            if hi - lo <= 32 or (hi - lo) * lane_bytes(m_max, n_max, k, with_cigar) <= budget:
                 break
             hi = lo + (hi - lo) // 2
-        bounds.append((lo, hi))
+        pieces.append((lo, hi, m_max, n_max))
         lo = hi
-    return bounds
+    return pieces
 
 
 def _blocks(count: int) -> int:
@@ -68,8 +71,8 @@ def launch_forward(pool: DevicePool, seqs: tuple, job: Job, k: int, count: int, 
     kernel without the warp vote (the benchmark's ablation).
     """
     rows, cols = boundary_elements(m_max, n_max, k) if job.with_cigar else (1, 1)
-    rbuf = pool.get("rbuf", rows * count, BOUNDARY_DTYPE)
-    cbuf = pool.get("cbuf", cols * count, BOUNDARY_DTYPE)
+    rbuf = pool.space("rbuf", rows * count, BOUNDARY_DTYPE)
+    cbuf = pool.space("cbuf", cols * count, BOUNDARY_DTYPE)
     dist = pool.get("dist", count, np.int32)
     start = pool.get("start", count, np.int64)
     end = pool.get("end", count, np.int64)
@@ -81,9 +84,7 @@ def launch_forward(pool: DevicePool, seqs: tuple, job: Job, k: int, count: int, 
 
 def upload_slots(pool: DevicePool, out_off: np.ndarray):
     """Enqueue the copy of the CIGAR slot offsets (``out_off[p]``: lane p's first slot)."""
-    d_off = pool.get("out_off", out_off.shape[0], np.int64)
-    d_off.copy_to_device(out_off, stream=pool.stream)
-    return d_off
+    return pool.upload("out_off", out_off)
 
 
 def launch_traceback(pool: DevicePool, seqs: tuple, job: Job, k: int, outs: tuple, d_off,
@@ -92,12 +93,12 @@ def launch_traceback(pool: DevicePool, seqs: tuple, job: Job, k: int, outs: tupl
 
     ``outs`` is what :func:`launch_forward` returned; ``d_off`` the slot
     offsets on the device (:func:`upload_slots`), ``total_ops`` slots in all.
-    Returns the device arrays ``(ops, n_ops)``; ``ref_start``/``ref_end`` of
-    ``outs`` are updated.
+    Returns the device arrays ``(ops, n_ops)`` (at least as long as needed);
+    ``ref_start``/``ref_end`` of ``outs`` are updated.
     """
-    count = d_off.shape[0]
-    ops = pool.get("out", total_ops, np.uint32)
-    nops = pool.get("nops", count, np.int64)
+    count = outs[2].shape[0]
+    ops = pool.space("out", total_ops, np.uint32)
+    nops = pool.space("nops", count, np.int64)
     kernels(k, vote)[1][_blocks(count), THREADS_PER_BLOCK, pool.stream](
         *seqs, job.infix, job.n_code, job.eqx, *outs, d_off, ops, nops)
     return ops, nops

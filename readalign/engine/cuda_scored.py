@@ -10,8 +10,6 @@ device, so only the CIGARs' real size crosses back to the host.
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
 from ..kernels.cuda import compact_runs, scored_boundary_elements, scored_kernels
@@ -31,25 +29,19 @@ def lane_bytes(m_max: int, n_max: int, k: int, with_cigar: bool) -> int:
     return 8 * (rows + cols) + cigar + m_max + n_max + 96
 
 
-def _to_device(pool: DevicePool, name: str, host: np.ndarray):
-    dev = pool.get(name, host.shape[0], host.dtype)
-    dev.copy_to_device(host, stream=pool.stream)
-    return dev
-
-
 def stage(q: AnyPacked, t: AnyPacked, part: np.ndarray) -> tuple:
     """The sequences of pairs ``part``, gathered into reused pinned buffers.
 
     Returns ``(q codes, q offsets, t codes, t offsets)``. Each input is read where it
     lives, so a batch is copied once on the host, on every core; the GPU reads pinned
-    memory several times faster than pageable memory. One set of buffers per thread,
-    so that calls from several threads never share one.
+    memory several times faster than pageable memory. The buffers are the calling
+    thread's (:func:`readalign.runtime.gpu_memory.pinned`), so threads never share one.
     """
     return (*_stage_side(q, part, "q"), *_stage_side(t, part, "t"))
 
 
 def _stage_side(src: AnyPacked, part: np.ndarray, name: str) -> tuple:
-    key = ("scored", threading.get_ident(), name)
+    key = ("scored", name)
     off = pinned((*key, "offsets"), part.shape[0] + 1, np.int64)
     total = int(flatseq.chunk_offsets(src.lengths, part, 0, part.shape[0], off))
     codes = pinned(key, total + 1, np.uint8)
@@ -61,8 +53,8 @@ def upload(pool: DevicePool, staged: tuple, job: Job) -> tuple:
     """Enqueue the copies of a device batch's staged sequences (:func:`stage`) and the
     substitution table; the caller synchronises before the buffers are reused."""
     qc, qo, tc, to = staged
-    return (_to_device(pool, "q", qc), _to_device(pool, "qo", qo), _to_device(pool, "t", tc),
-            _to_device(pool, "to", to), _to_device(pool, "sub", job.scores.sub))
+    return (pool.upload("q", qc), pool.upload("qo", qo), pool.upload("t", tc),
+            pool.upload("to", to), pool.upload("sub", job.scores.sub))
 
 
 def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m_max: int,
@@ -70,7 +62,7 @@ def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m
     """Enqueue the scored forward kernel; returns ``(boundaries, score, end_i, end_j)`` on the device."""
     sc = job.scores
     rows, cols = scored_boundary_elements(m_max, n_max, k) if job.with_cigar else (1, 1)
-    bufs = tuple(pool.get(name, size * count, np.int32)
+    bufs = tuple(pool.space(name, size * count, np.int32)
                  for name, size in (("rbH", rows), ("rbF", rows), ("cbH", cols), ("cbE", cols)))
     score = pool.get("score", count, np.int32)
     end_i = pool.get("end_i", count, np.int64)
@@ -86,9 +78,9 @@ def launch_traceback(pool: DevicePool, dev: tuple, job: Job, k: int, fwd: tuple,
                      total_ops: int) -> tuple:
     """Enqueue the scored traceback; returns ``(ops, q_start, ref_start, n_ops, nm)`` on the device."""
     sc = job.scores
-    count = d_off.shape[0]
     bufs, _score, end_i, end_j = fwd
-    out = (pool.get("ops", total_ops, np.uint32), pool.get("q_start", count, np.int64),
+    count = end_i.shape[0]
+    out = (pool.space("ops", total_ops, np.uint32), pool.get("q_start", count, np.int64),
            pool.get("ref_start", count, np.int64), pool.get("n_ops", count, np.int64),
            pool.get("nm", count, np.int64))
     *seqs, sub = dev
@@ -131,7 +123,7 @@ def _run(pool: DevicePool, q: AnyPacked, t: AnyPacked, part: np.ndarray, job: Jo
         return None
     with tally.stage("kernels and small copies", count):
         slot_off, total = slot_offsets(m, n)
-        d_slot = _to_device(pool, "slot_off", slot_off)
+        d_slot = pool.upload("slot_off", slot_off)
         ops, q_start, ref_start, n_ops, d_nm = launch_traceback(pool, dev, job, k, fwd, d_slot,
                                                                 total)
         q_start.copy_to_host(out.q_start[lo:hi], stream=pool.stream)
@@ -145,7 +137,7 @@ def _run(pool: DevicePool, q: AnyPacked, t: AnyPacked, part: np.ndarray, job: Jo
         np.cumsum(counts[:-1], out=out_off[1:])
         used = int(counts.sum())
         runs = pool.get("runs", used, np.uint32)
-        compact_runs(ops, d_slot, n_ops, _to_device(pool, "out_off", out_off), runs, pool.stream)
+        compact_runs(ops, d_slot, n_ops, pool.upload("out_off", out_off), runs, pool.stream)
         host = runs.copy_to_host(stream=pool.stream)
         pool.stream.synchronize()
     return host[:used]
@@ -163,7 +155,7 @@ def align_batch(q: AnyPacked, t: AnyPacked, idx: np.ndarray, job: Job, k: int,
     pool = device_pool("scored")
     tally = Tally()
     m, n = q.lengths[idx], t.lengths[idx]
-    for lo, hi in device_batches(m, n, k, job.with_cigar, lane_bytes=lane_bytes):
+    for lo, hi, _m_max, _n_max in device_batches(m, n, k, job.with_cigar, lane_bytes=lane_bytes):
         runs = _run(pool, q, t, idx[lo:hi], job, k, out, lo, hi, nm, tally)
         if runs is not None:
             out.ops.append((lo, hi, runs))

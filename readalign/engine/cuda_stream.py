@@ -28,11 +28,12 @@ from numba import cuda
 
 from ..kernels.cuda import translate_codes
 from ..kernels.simulator import simulated
-from ..runtime.gpu_memory import device_pool, pinned
+from ..runtime.gpu_memory import device_pool, download, pinned
 from ..runtime.timing import Tally
 from . import flatseq
 from .cuda import device_batches, launch_forward, launch_traceback, upload_slots
 from .job import BatchResult
+from .order import is_range
 from .packing import DNA_CODES, GridPacked, Packed
 from .pyobjects import StringRows
 
@@ -113,7 +114,7 @@ class _Slot:
 
 def chunk_pairs(m: np.ndarray, n: np.ndarray, itemsize: int) -> int:
     """Pairs per chunk: about ``CHUNK_BYTES`` of sequence, within ``MIN_CHUNK..MAX_CHUNK``."""
-    per_pair = max(float(m.mean() + n.mean()) * itemsize + 16, 1.0) if m.shape[0] else 1.0
+    per_pair = max(float(m.sum() + n.sum()) / m.shape[0] * itemsize + 16, 1.0) if m.shape[0] else 1.0
     return int(min(max(CHUNK_BYTES // per_pair, MIN_CHUNK), MAX_CHUNK))
 
 
@@ -138,38 +139,25 @@ def _stage_one(src, idx: np.ndarray, c: _Chunk, slot: _Slot, name: str) -> tuple
     return codes, off, raw
 
 
-def _device_table(slot: _Slot):
-    """The DNA code table on the device (uploaded once per slot)."""
-    table = slot.dev.get("dna_table", DNA_CODES.shape[0], DNA_CODES.dtype)
-    if not getattr(slot, "table_ready", False):
-        table.copy_to_device(DNA_CODES, stream=slot.stream)
-        slot.table_ready = True
-    return table
-
-
-def _to_device(slot: _Slot, name: str, host: np.ndarray):
-    dev = slot.dev.get(name, host.shape[0], host.dtype)
-    dev.copy_to_device(host, stream=slot.stream)
-    return dev
-
-
-def _forward(c: _Chunk, slot: _Slot, staged: tuple, order, job, k: int, tl: _Timeline) -> None:
+def _forward(c: _Chunk, slot: _Slot, staged: tuple, order_len: int, job, k: int,
+             tl: _Timeline) -> None:
     """Enqueue: copy the chunk in, forward kernel, distances and spans back."""
     (qc, qo, q_raw), (tc, to, t_raw) = staged
+    pool = slot.dev
     tl.mark(c, slot, "start")
-    c.seqs = (_to_device(slot, "q", qc), _to_device(slot, "qo", qo), _to_device(slot, "t", tc),
-              _to_device(slot, "to", to), order[:c.count])
+    c.seqs = (pool.upload("q", qc), pool.upload("qo", qo), pool.upload("t", tc),
+              pool.upload("to", to), pool.iota("order", order_len))
     tl.mark(c, slot, "copied in")
-    for dev, raw in ((c.seqs[0], q_raw), (c.seqs[2], t_raw)):
+    for dev, host, raw in ((c.seqs[0], qc, q_raw), (c.seqs[2], tc, t_raw)):
         if raw:
-            translate_codes(dev, _device_table(slot), slot.stream)
-    c.bufs = launch_forward(slot.dev, c.seqs, job, k, c.count, c.m_max, c.n_max)
+            translate_codes(dev, pool.constant("dna_table", DNA_CODES), host.shape[0], slot.stream)
+    c.bufs = launch_forward(pool, c.seqs, job, k, c.count, c.m_max, c.n_max)
     tl.mark(c, slot, "forward done")
     _, _, dist, start, end = c.bufs
-    dist.copy_to_host(slot.host("dist", c.count, np.int32), stream=slot.stream)
+    download(dist, slot.host("dist", c.count, np.int32), slot.stream)
     if not job.with_cigar:
-        start.copy_to_host(slot.host("start", c.count, np.int64), stream=slot.stream)
-        end.copy_to_host(slot.host("end", c.count, np.int64), stream=slot.stream)
+        download(start, slot.host("start", c.count, np.int64), slot.stream)
+        download(end, slot.host("end", c.count, np.int64), slot.stream)
 
 
 def _traceback(c: _Chunk, slot: _Slot, job, k: int, tl: _Timeline) -> None:
@@ -186,11 +174,10 @@ def _traceback(c: _Chunk, slot: _Slot, job, k: int, tl: _Timeline) -> None:
     ops, nops = launch_traceback(slot.dev, c.seqs, job, k, c.bufs, d_off, c.total_ops)
     tl.mark(c, slot, "traceback done")
     _, _, _, start, end = c.bufs
-    start.copy_to_host(slot.host("start", n, np.int64), stream=slot.stream)
-    end.copy_to_host(slot.host("end", n, np.int64), stream=slot.stream)
-    nops.copy_to_host(slot.host("nops", n, np.int64), stream=slot.stream)
-    if c.total_ops:
-        ops.copy_to_host(slot.host("ops", c.total_ops, np.uint32), stream=slot.stream)
+    download(start, slot.host("start", n, np.int64), slot.stream)
+    download(end, slot.host("end", n, np.int64), slot.stream)
+    download(nops, slot.host("nops", n, np.int64), slot.stream)
+    download(ops, slot.host("ops", c.total_ops, np.uint32), slot.stream)
     tl.mark(c, slot, "end")
 
 
@@ -198,29 +185,27 @@ def _collect(c: _Chunk, slot: _Slot, job, res: BatchResult, ops: list) -> None:
     """Wait for the chunk and copy its results out of the pinned buffers."""
     slot.stream.synchronize()
     n = c.count
-    res.dist[c.lo:c.hi] = slot.host("dist", n, np.int32)
-    res.ref_start[c.lo:c.hi] = slot.host("start", n, np.int64)
-    res.ref_end[c.lo:c.hi] = slot.host("end", n, np.int64)
+    nops = slot.host("nops", n, np.int64) if job.with_cigar else None
+    flatseq.place_lanes(c.lo, slot.host("dist", n, np.int32), slot.host("start", n, np.int64),
+                        slot.host("end", n, np.int64), nops, res.dist, res.ref_start,
+                        res.ref_end, res.n_ops)
     if not job.with_cigar:
-        res.n_ops[c.lo:c.hi] = 0
         return
-    res.n_ops[c.lo:c.hi] = slot.host("nops", n, np.int64)
-    counts = res.n_ops[c.lo:c.hi]
-    out_offsets = np.empty(n + 1, dtype=np.int64)
-    out_offsets[0] = 0
-    np.cumsum(counts, out=out_offsets[1:])
+    out_offsets = slot.host("run_off", n + 1, np.int64)
+    flatseq.chunk_offsets(nops, None, 0, n, out_offsets)
     runs = flatseq.gather(slot.host("ops", c.total_ops, np.uint32),
-                              slot.host("out_off", n, np.int64), counts, out_offsets)
+                          slot.host("out_off", n, np.int64), nops, out_offsets)
     ops.append((c.lo, c.hi, runs))
 
 
 def _plan(q, t, idx: np.ndarray, job, k: int) -> list[_Chunk]:
-    m = q.lengths[idx]
-    n = t.lengths[idx]
+    in_order = idx.shape[0] == len(q) and is_range(idx, 0)
+    m = q.lengths if in_order else q.lengths[idx]
+    n = t.lengths if in_order else t.lengths[idx]
     itemsize = max(q.code_dtype.itemsize, t.code_dtype.itemsize)
-    bounds = device_batches(m, n, k, job.with_cigar, SLOTS, chunk_pairs(m, n, itemsize))
-    return [_Chunk(lo, hi, i % SLOTS, int(m[lo:hi].max()), int(n[lo:hi].max()))
-            for i, (lo, hi) in enumerate(bounds)]
+    pieces = device_batches(m, n, k, job.with_cigar, SLOTS, chunk_pairs(m, n, itemsize))
+    return [_Chunk(lo, hi, i % SLOTS, m_max, n_max)
+            for i, (lo, hi, m_max, n_max) in enumerate(pieces)]
 
 
 def run_pipeline(q, t, idx: np.ndarray, job, k: int) -> BatchResult:
@@ -235,7 +220,7 @@ def run_pipeline(q, t, idx: np.ndarray, job, k: int) -> BatchResult:
                       np.empty(count, np.int64), np.empty(count, np.int64), [])
     if not chunks:
         return res
-    order = cuda.to_device(np.arange(max(c.count for c in chunks), dtype=np.int64))
+    order_len = max(c.count for c in chunks)
     for i in range(len(chunks) + 2):
         if i < len(chunks):
             c = chunks[i]
@@ -243,7 +228,7 @@ def run_pipeline(q, t, idx: np.ndarray, job, k: int) -> BatchResult:
                 staged = (_stage_one(q, idx, c, slots[c.slot], "qc"),
                           _stage_one(t, idx, c, slots[c.slot], "tc"))
             with tally.stage("enqueue copy in + forward", c.count):
-                _forward(c, slots[c.slot], staged, order, job, k, tl)
+                _forward(c, slots[c.slot], staged, order_len, job, k, tl)
         if 0 <= i - 1 < len(chunks):
             c = chunks[i - 1]
             with tally.stage("wait forward, traceback", c.count):

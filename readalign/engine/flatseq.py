@@ -59,13 +59,60 @@ def scatter(src, counts, dest_starts, dest):
         copy_run(dest[d:d + counts[i]], src[s:s + counts[i]])
 
 
-@njit(nogil=True, cache=True)
+SCAN_BLOCK = 1 << 14
+"""Elements per parallel task of :func:`chunk_offsets`."""
+
+
+@njit(parallel=True, nogil=True, cache=True)
 def chunk_offsets(lengths, idx, lo, hi, dst_off):
-    """``dst_off[i]``: start of pair ``idx[lo + i]``'s sequence in a chunk; returns the total."""
+    """``dst_off[i]``: start of item ``idx[lo + i]`` (``lo + i`` when ``idx`` is None) among
+    items ``lo..hi`` laid end to end; returns the total.
+
+    A prefix sum in two parallel passes over blocks (block sums, then each block from
+    its start), so a fresh ``dst_off`` also takes its page faults on every core.
+    """
+    count = hi - lo
+    blocks = (count + SCAN_BLOCK - 1) // SCAN_BLOCK
+    starts = np.zeros(blocks + 1, dtype=np.int64)
+    for b in prange(blocks):
+        total = 0
+        for i in range(b * SCAN_BLOCK, min(count, (b + 1) * SCAN_BLOCK)):
+            total += lengths[lo + i] if idx is None else lengths[idx[lo + i]]
+        starts[b + 1] = total
+    for b in range(blocks):
+        starts[b + 1] += starts[b]
     dst_off[0] = 0
-    for i in range(hi - lo):
-        dst_off[i + 1] = dst_off[i] + lengths[idx[lo + i]]
-    return dst_off[hi - lo]
+    for b in prange(blocks):
+        total = starts[b]
+        for i in range(b * SCAN_BLOCK, min(count, (b + 1) * SCAN_BLOCK)):
+            total += lengths[lo + i] if idx is None else lengths[idx[lo + i]]
+            dst_off[i + 1] = total
+    return starts[blocks]
+
+
+def offsets_of(lengths: np.ndarray) -> np.ndarray:
+    """``[0, l0, l0 + l1, ...]``: where each item starts when laid end to end (int64)."""
+    out = np.empty(lengths.shape[0] + 1, dtype=np.int64)
+    chunk_offsets(lengths, None, 0, lengths.shape[0], out)
+    return out
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def length_bounds(m, n):
+    """``(min m, max m, min n, max n)`` in one parallel pass (zeros when empty)."""
+    count = m.shape[0]
+    if count == 0:
+        return 0, 0, 0, 0
+    m_lo = m[0]
+    m_hi = m[0]
+    n_lo = n[0]
+    n_hi = n[0]
+    for i in prange(count):
+        m_lo = min(m_lo, m[i])
+        m_hi = max(m_hi, m[i])
+        n_lo = min(n_lo, n[i])
+        n_hi = max(n_hi, n[i])
+    return m_lo, m_hi, n_lo, n_hi
 
 
 @njit(parallel=True, nogil=True, cache=True)
@@ -107,3 +154,14 @@ def cigar_slots(dist, out_off):
         if dist[i] >= 0:
             total += 2 * dist[i] + 1
     return total
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def place_lanes(lo, dist, start, end, n_ops, out_dist, out_start, out_end, out_nops):
+    """A chunk's per-lane results at ``out_x[lo + i]``, in one parallel pass (no runs when
+    ``n_ops`` is None); a fresh result takes its page faults on every core."""
+    for i in prange(dist.shape[0]):
+        out_dist[lo + i] = dist[i]
+        out_start[lo + i] = start[i]
+        out_end[lo + i] = end[i]
+        out_nops[lo + i] = 0 if n_ops is None else n_ops[i]

@@ -145,9 +145,11 @@ class GridPacked:
         width = arr.dtype.itemsize
         self.lengths = (flatseq.fixed_width_lengths(self.grid) if width
                         else np.zeros(arr.shape[0], np.int64))
-        self.offsets = np.empty(arr.shape[0] + 1, dtype=np.int64)
-        self.offsets[0] = 0
-        np.cumsum(self.lengths, out=self.offsets[1:])
+
+    @cached_property
+    def offsets(self) -> np.ndarray:
+        """Where each string starts in :attr:`data` (computed on first use; staging needs none)."""
+        return flatseq.offsets_of(self.lengths)
 
     @property
     def code_dtype(self) -> np.dtype:
@@ -169,7 +171,7 @@ class GridPacked:
         return data
 
     def __len__(self) -> int:
-        return self.offsets.shape[0] - 1
+        return self.lengths.shape[0]
 
 
 AnyPacked = Packed | GridPacked | StringRows
@@ -219,26 +221,42 @@ def check_alphabet(p: Packed, invalid: int, what: str, alphabet: str) -> None:
                          f"scoring's letters ({alphabet})")
 
 
-def check_same_kind(a: AnyPacked, b: AnyPacked, a_name: str, b_name: str) -> None:
-    """Text lists compared with each other must both be str or both bytes (TypeError otherwise)."""
-    def kind(p: AnyPacked) -> str:
-        return "str" if p.code_dtype == np.uint32 else "bytes"
+def _text_kind(p: AnyPacked) -> str:
+    """``"str"`` or ``"bytes"``: what packed text was made from."""
+    if isinstance(p, StringRows):
+        return p.kind.__name__
+    return "str" if p.code_dtype == np.uint32 else "bytes"
 
-    if len(a) and len(b) and kind(a) != kind(b):
-        raise TypeError(f"{a_name} are {kind(a)} but {b_name} are {kind(b)}: "
+
+def check_same_kind(a: AnyPacked, b: AnyPacked, a_name: str, b_name: str) -> None:
+    """Text lists compared with each other must both be str or both bytes (TypeError otherwise).
+
+    Then both have one code width: ASCII ``str`` read in place (bytes) is widened to
+    code points when the other side holds wider ones.
+    """
+    if len(a) and len(b) and _text_kind(a) != _text_kind(b):
+        raise TypeError(f"{a_name} are {_text_kind(a)} but {b_name} are {_text_kind(b)}: "
                         "compare str with str or bytes with bytes")
+    for narrow, other in ((a, b), (b, a)):
+        if isinstance(narrow, StringRows) and other.code_dtype.itemsize > narrow.code_dtype.itemsize:
+            narrow.wide = True
 
 
 def pack_text(seqs: object, what: str = "strings", lazy: bool = False) -> AnyPacked:
     """Pack text: str by Unicode code point (uint32), bytes by byte (uint8).
 
-    ``lazy``: as for :func:`pack_dna`.
+    ``lazy``: as for :func:`pack_dna`; a list of ASCII ``str`` then comes back as bytes
+    (:class:`~readalign.engine.pyobjects.StringRows`), widened by :func:`check_same_kind`
+    when the other side needs code points.
     """
     if _is_fixed_width(seqs):
         return GridPacked(seqs, None) if lazy else _fixed_width(seqs, None)
     rows = read_strings(seqs, None)
     if rows is not None:
-        return rows if lazy else Packed(rows.data, rows.offsets)
+        if lazy:
+            return rows
+        rows.wide = rows.kind is str  # packed text keeps str as code points
+        return Packed(rows.data, rows.offsets)
     raw, kind, offsets = _joined(_as_list(seqs, what), what)
     if kind is str:
         flat = np.frombuffer(raw.encode("utf-32-le", errors="surrogatepass"), dtype=np.uint32)

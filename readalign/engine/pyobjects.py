@@ -29,6 +29,7 @@ from numba import carray, njit, prange, types
 from numba.extending import intrinsic
 
 from ..runtime.host_copy import copy_run
+from .flatseq import offsets_of
 
 COMPACT_ASCII = 0x60
 """The ``compact`` and ``ascii`` bits of a ``str``'s state byte: its letters are inline bytes."""
@@ -131,9 +132,13 @@ class StringRows:
 
     Offers :class:`readalign.engine.packing.Packed`'s ``data``/``offsets``/``lengths``
     and ``stage_into``, with which the GPU stages the letters straight from the objects
-    into pinned buffers. ``table`` maps bytes to codes; without one, ``str`` letters
-    become code points (uint32) and bytes stay bytes.
+    into pinned buffers. ``table`` maps bytes to codes; without one, letters stay their
+    bytes: the code points of ASCII ``str`` fit a byte, so text is a quarter of the
+    size of uint32 code points (``wide`` stages them as uint32, to match another
+    input that needs them).
     """
+
+    wide: bool = False
 
     def __init__(self, items: tuple, kind: type, addresses: np.ndarray, lengths: np.ndarray,
                  table: np.ndarray | None) -> None:
@@ -142,14 +147,16 @@ class StringRows:
         self.addresses = addresses
         self.lengths = lengths
         self.table = table
-        self.offsets = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
-        np.cumsum(lengths, out=self.offsets[1:])
+
+    @cached_property
+    def offsets(self) -> np.ndarray:
+        """Where each string starts in :attr:`data` (computed on first use; staging needs none)."""
+        return offsets_of(self.lengths)
 
     @property
     def code_dtype(self) -> np.dtype:
         """dtype of the packed codes."""
-        wide = self.table is None and self.kind is str
-        return np.dtype(np.uint32 if wide else np.uint8)
+        return np.dtype(np.uint32 if self.wide else np.uint8)
 
     def stage_into(self, idx: np.ndarray, lo: int, dst_off: np.ndarray, dst: np.ndarray, *,
                    translate: bool) -> None:

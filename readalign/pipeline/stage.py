@@ -34,7 +34,6 @@ from ..io.candidates import CandidateChunk, iter_candidates
 from ..io.reads import ReadBatch, iter_reads
 from ..io.reference import Reference
 from ..runtime import backends
-from ..runtime.device_reuse import keep_buffers
 from ..runtime.outfiles import write_bytes
 from ..runtime.progress import Progress
 from ..runtime.stages import Consumer, Inline, concurrent_launches_ok, numba_threads, prefetch
@@ -322,6 +321,14 @@ def _check(opts: Options) -> None:
         raise InputError(f"--bgzf-writer: {exc}") from None
 
 
+def _free_gpu_memory(backend: str) -> None:
+    """Give back the GPU buffers the run kept (numba's CUDA support is loaded only when used)."""
+    if backend == "cuda":
+        from ..runtime.gpu_memory import free_gpu_memory
+
+        free_gpu_memory()
+
+
 def run(opts: Options, aligner: Aligner | None = None) -> Summary:
     """Run the whole pipeline; the output appears only if everything succeeded.
 
@@ -384,7 +391,7 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
         rg_id = np.frombuffer((rg[1] if rg else "").encode(), np.uint8)  # parsed once per run
         assembler = behind(_assemble_stage(writer, ref, opts, summary, rg_id, progress), "assemble",
                            depth=1)
-        with keep_buffers():  # one set of device buffers for the whole run
+        try:  # the GPU backends keep one set of device buffers for the whole run
             for item in work:
                 t = time.perf_counter()
                 q, w = item.pairs.q, item.pairs.t
@@ -392,6 +399,8 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
                 item.res = align(q, w, job, backend, opts.threads)
                 st["align"] += time.perf_counter() - t
                 assembler.put(item)
+        finally:
+            _free_gpu_memory(backend)
         for consumer in reversed(consumers):  # the assembler first, then the writer
             consumer.close()
         t = time.perf_counter()

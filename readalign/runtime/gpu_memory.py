@@ -1,11 +1,15 @@
-"""Reusable host and device buffers for the GPU pipeline.
+"""Each thread's GPU buffers, kept from one call to the next: device pools and pinned staging.
 
-Pinning host memory costs far more than copying into it, so pinned staging
-buffers live at module level and are reused by every call (grown when a call
-needs more). Device buffers belong to one call's pipeline slot and are reused
-by every chunk that slot runs; inside :func:`.device_reuse.keep_buffers` (the align pipeline,
-which makes one engine call per batch of reads) they also outlive the call, so
-a run allocates its device memory once rather than once per batch.
+Allocating costs more than the work it serves: numba takes 0.15-0.25 ms per device
+buffer (a 1M-pair call uses about 40) and pinning host memory costs far more than
+copying into it. So, as CuPy's and PyTorch's memory pools do, the GPU backends keep
+their buffers after a call, grown when a call needs more, one set per thread (two
+threads never share one). :func:`free_gpu_memory` (``readalign.free_gpu_memory``)
+gives this thread's back; the align pipeline calls it when its run ends.
+
+Copies between pinned host arrays and pooled device arrays go straight to the
+driver, a prefix of the device array at a time: slicing a numba device array costs
+about 33 us and its checked copy about 100 us, against a few us for the copy itself.
 """
 
 from __future__ import annotations
@@ -16,63 +20,150 @@ import numpy as np
 from numba import cuda
 
 from ..kernels.simulator import simulated
-from .device_reuse import kept_pools
 
 MEMORY_FRACTION = 0.6
-"""Share of the free device memory one call's buffers may use (the rest stays for the
-driver, other processes and allocation slack)."""
+"""Share of the device memory free to a call (free now plus what this thread keeps) that
+one call's buffers may use; the rest stays for the driver, other processes and slack."""
 GROWTH = 1.25
 """Headroom when a buffer must grow, so that slowly rising needs do not reallocate every chunk."""
 
-_PINNED: dict[tuple, np.ndarray] = {}
-_LOCK = threading.Lock()
+_LOCAL = threading.local()
+
+
+def _kept() -> dict:
+    """This thread's kept buffers: ``"pools"`` (key to :class:`DevicePool`) and ``"pinned"``."""
+    kept = getattr(_LOCAL, "kept", None)
+    if kept is None:
+        kept = _LOCAL.kept = {"pools": {}, "pinned": {}}
+    return kept
+
+
+def free_gpu_memory() -> None:
+    """Give back the device and pinned host memory this thread keeps between calls."""
+    had = getattr(_LOCAL, "kept", None)
+    _LOCAL.kept = None
+    if had and not simulated():
+        had.clear()
+        cuda.current_context().deallocations.clear()  # numba frees lazily; free now
+
+
+def held_device_bytes() -> int:
+    """Device bytes this thread's pools keep."""
+    return sum(pool.nbytes() for pool in _kept()["pools"].values())
 
 
 def free_device_bytes() -> int:
-    """Free memory of the current device (a fixed 1 GiB under the CUDA simulator)."""
+    """Device memory a call on this thread may count on: free now plus what its pools keep
+    (a fixed 1 GiB under the CUDA simulator)."""
     if simulated():
         return 1 << 30
     free, _total = cuda.current_context().get_memory_info()
-    return int(free)
+    return int(free) + held_device_bytes()
 
 
 def pinned(key: tuple, size: int, dtype) -> np.ndarray:
-    """A pinned host array of ``size`` elements, reused across calls under ``key``."""
+    """A pinned host array of ``size`` elements, this thread's under ``key``, reused across calls."""
     dtype = np.dtype(dtype)
+    store = _kept()["pinned"]
     full = (*key, dtype.str)
-    with _LOCK:
-        buf = _PINNED.get(full)
-        if buf is None or buf.shape[0] < size:
-            _PINNED.pop(full, None)
-            buf = cuda.pinned_array(max(int(size * GROWTH), 1), dtype=dtype)
-            _PINNED[full] = buf
+    buf = store.get(full)
+    if buf is None or buf.shape[0] < size:
+        store.pop(full, None)
+        buf = cuda.pinned_array(max(int(size * GROWTH), 1), dtype=dtype)
+        store[full] = buf
     return buf[:size]
 
 
+def _host_to_device(dev, host: np.ndarray, stream) -> None:
+    """Enqueue ``dev[:len(host)] = host`` (``dev`` may be longer)."""
+    if not host.shape[0]:
+        return
+    if simulated():
+        dev[:host.shape[0]].copy_to_device(host, stream=stream)
+        return
+    from numba.cuda.cudadrv import driver
+
+    driver.host_to_device(dev, host, host.nbytes, stream=stream)
+
+
+def download(dev, host: np.ndarray, stream) -> None:
+    """Enqueue ``host[:] = dev[:len(host)]`` (``dev`` may be longer; ``host`` pinned to overlap)."""
+    if not host.shape[0]:
+        return
+    if simulated():
+        dev[:host.shape[0]].copy_to_host(host, stream=stream)
+        return
+    from numba.cuda.cudadrv import driver
+
+    driver.device_to_host(host, dev, host.nbytes, stream=stream)
+
+
 class DevicePool:
-    """Device arrays by name, reused while big enough (one pool per pipeline slot)."""
+    """Device arrays by name, reused while big enough, with the stream they are used on."""
 
     def __init__(self, stream) -> None:
         self.stream = stream
         self._arrays: dict[str, object] = {}
+        self._views: dict[str, object] = {}
+        self._filled: dict[str, object] = {}
 
-    def get(self, name: str, size: int, dtype):
-        """A device array of at least ``size`` elements (``max(size, 1)``), sliced to ``size``."""
+    def nbytes(self) -> int:
+        """Device bytes this pool holds."""
+        return sum(int(a.nbytes) for a in self._arrays.values())
+
+    def _array(self, name: str, size: int, dtype):
+        """The whole array under ``name``: at least ``size`` elements, reallocated if not."""
         arr = self._arrays.get(name)
-        size = max(int(size), 1)
         if arr is None or arr.shape[0] < size or arr.dtype != np.dtype(dtype):
             self._arrays.pop(name, None)
-            arr = cuda.device_array(int(size * GROWTH), dtype=dtype, stream=self.stream)
+            self._views.pop(name, None)
+            self._filled.pop(name, None)
+            arr = cuda.device_array(max(int(size * GROWTH), 1), dtype=dtype, stream=self.stream)
             self._arrays[name] = arr
-        return arr[:size]
+        return arr
+
+    def get(self, name: str, size: int, dtype):
+        """A device array of exactly ``max(size, 1)`` elements (a view, cached for the next call)."""
+        size = max(int(size), 1)
+        view = self._views.get(name)
+        if view is not None and view.shape[0] == size and view.dtype == np.dtype(dtype):
+            return view
+        arr = self._array(name, size, dtype)
+        view = arr if arr.shape[0] == size else arr[:size]
+        self._views[name] = view
+        return view
+
+    def space(self, name: str, size: int, dtype):
+        """A device array of at least ``size`` elements, for kernels that do not read its length."""
+        return self._array(name, max(int(size), 1), dtype)
+
+    def upload(self, name: str, host: np.ndarray):
+        """Enqueue the copy of ``host`` into the array ``name``; returns the whole array."""
+        dev = self._array(name, max(host.shape[0], 1), host.dtype)
+        _host_to_device(dev, host, self.stream)
+        return dev
+
+    def constant(self, name: str, host: np.ndarray):
+        """The array ``name`` holding ``host`` (uploaded only when ``host`` is not the array it
+        last held); ``host`` must not change while the pool lives."""
+        dev = self._array(name, max(host.shape[0], 1), host.dtype)
+        if self._filled.get(name) is not host:
+            _host_to_device(dev, host, self.stream)
+            self._filled[name] = host
+        return dev
+
+    def iota(self, name: str, size: int):
+        """A device array whose first ``size`` elements are ``0, 1, ..., size - 1`` (int64)."""
+        dev = self._arrays.get(name)
+        if dev is None or dev.shape[0] < size:
+            dev = self._array(name, max(size, 1), np.int64)
+            _host_to_device(dev, np.arange(dev.shape[0], dtype=np.int64), self.stream)
+        return dev
 
 
 def device_pool(key: object) -> DevicePool:
-    """The pool of ``key`` (with its own stream): kept inside :func:`.device_reuse.keep_buffers`,
-    else new."""
-    pools = kept_pools()
-    if pools is None:
-        return DevicePool(cuda.stream())
+    """This thread's pool under ``key``, with its own stream (kept until :func:`free_gpu_memory`)."""
+    pools = _kept()["pools"]
     pool = pools.get(key)
     if pool is None:
         pool = pools[key] = DevicePool(cuda.stream())

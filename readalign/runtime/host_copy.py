@@ -28,7 +28,7 @@ def copy_run(dst, src):
         dst[k] = src[k]
 
 
-COPY_BLOCK = 1 << 18
+COPY_BLOCK = 1 << 16
 """Elements per parallel task in :func:`copy_into`."""
 
 

@@ -48,17 +48,28 @@ def test_gpu_long_pairs_and_batches():
     gpu_check.compare(2_000, seed=2, max_len=2_000)
 
 
-def test_device_pools_are_kept_only_inside_keep_buffers():
-    """The align pipeline's scope: one pool per key for the whole block, fresh ones outside."""
-    code = ("from readalign.runtime.device_reuse import keep_buffers\n"
-            "from readalign.runtime.gpu_memory import device_pool\n"
-            "assert device_pool('a') is not device_pool('a')\n"
-            "with keep_buffers():\n"
-            "    a = device_pool('a')\n"
-            "    with keep_buffers():\n"
-            "        assert device_pool('a') is a\n"
-            "    assert device_pool('a') is a and device_pool('b') is not a\n"
+def test_gpu_buffers_are_kept_per_thread_until_freed():
+    """Pools and pinned buffers outlive a call, one set per thread; free_gpu_memory drops them."""
+    code = ("import threading, numpy as np, readalign\n"
+            "from readalign.runtime.gpu_memory import device_pool, pinned\n"
+            "a = device_pool('a')\n"
+            "assert device_pool('a') is a and device_pool('b') is not a\n"
+            "h = pinned(('x',), 10, np.int64)\n"
+            "assert pinned(('x',), 8, np.int64).base is h.base\n"
+            "other = []\n"
+            "th = threading.Thread(target=lambda: other.append(device_pool('a')))\n"
+            "th.start(); th.join()\n"
+            "assert other[0] is not a\n"
+            "readalign.free_gpu_memory()\n"
             "assert device_pool('a') is not a\n"
+            "assert pinned(('x',), 8, np.int64).base is not h.base\n"
+            "v = a.get('v', 5, np.int32)\n"
+            "assert v.shape == (5,) and a.get('v', 5, np.int32) is v\n"
+            "assert a.get('v', 4, np.int32).shape == (4,)\n"
+            "assert a.space('v', 3, np.int32).shape[0] >= 5\n"
+            "d = a.upload('u', np.arange(7))\n"
+            "assert d.shape[0] >= 7 and list(d.copy_to_host()[:7]) == list(range(7))\n"
+            "assert list(a.iota('o', 9).copy_to_host()[:9]) == list(range(9))\n"
             "print('ok')\n")
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,

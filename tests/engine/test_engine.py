@@ -357,6 +357,26 @@ def test_strings_read_in_place_equal_their_letters(seqs, as_bytes):
     assert dna.data[:-1].tolist() == packing.DNA_CODES[list("".join(seqs).encode())].tolist()
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.text("ab\x00Z~", max_size=12), st.text("ab\x00Z~", max_size=12)),
+                min_size=1, max_size=12),
+       st.sampled_from(["list", "U array", "wide list"]), st.booleans())
+def test_edit_distance_of_ascii_lists_against_wider_text(pairs, other, cigar):
+    """ASCII str read in place as bytes compare by code point against any other str input."""
+    a = [x for x, _ in pairs]
+    b = [y for _, y in pairs]
+    want = [dp_distance(x, y, infix=False)[0] for x, y in pairs]
+    if other == "U array":
+        b = np.array(b, dtype="U") if any(b) else np.array(b, dtype="U1")
+        want = [dp_distance(x, str(y), infix=False)[0] for x, y in zip(a, b.tolist())]
+    elif other == "wide list":
+        a = a + ["a"]
+        b = b + ["\u20aca"]  # a letter beyond one byte: that side keeps code points
+        want = want + [1]
+    got = readalign.edit_distance(a, b, backend="cpu", cigar=cigar)
+    assert (got.distance if cigar else got).tolist() == want
+
+
 def _general(seqs):
     """The general path's packing (join, Latin-1, translate), written out."""
     from readalign.engine import flatseq
