@@ -72,6 +72,8 @@ def time_kernels(q, t, mode: int, scoring: Scoring, cigar: bool, k: int = 8,
 
     from readalign.engine import cuda_scored
     from readalign.engine.cuda import device_batches
+    from readalign.engine.flatseq import scored_slots
+    from readalign.engine.packing import take
     from readalign.runtime.gpu_memory import DevicePool
 
     job = Job(infix=False, max_distance=-1, n_code=scoring.n_code, eqx=False, with_cigar=cigar,
@@ -85,9 +87,12 @@ def time_kernels(q, t, mode: int, scoring: Scoring, cigar: bool, k: int = 8,
     m, n = qp.lengths[part], tp.lengths[part]
     count = hi - lo
     pool = DevicePool(cuda.stream())
-    dev = cuda_scored.upload(pool, cuda_scored.stage(qp, tp, part), job)
+    qs, ts = take(qp, part), take(tp, part)
+    dev = tuple(cuda.to_device(a, stream=pool.stream)
+                for a in (qs.data, qs.offsets, ts.data, ts.offsets, job.scores.sub))
     m_max, n_max = int(m.max()), int(n.max())
-    slot_off, total = cuda_scored.slot_offsets(m, n)
+    slot_off = np.empty(count, np.int64)
+    total = int(scored_slots(qs.offsets, ts.offsets, slot_off))
     d_off = cuda.to_device(slot_off, stream=pool.stream)
 
     def run(trace: bool) -> None:

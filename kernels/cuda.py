@@ -11,6 +11,7 @@ under the CUDA simulator, which lacks warp intrinsics, each lane votes alone.
 
 from __future__ import annotations
 
+import threading
 from functools import cache
 
 import numpy as np
@@ -23,6 +24,18 @@ from .simulator import simulated
 
 BOUNDARY_DTYPE = np.int16
 """Boundary cells on the device: distances of pairs within :data:`.quadrant.FAST_PATH_MAX`."""
+
+
+LAUNCH_LOCK = threading.Lock()
+"""numba-cuda loads a kernel's module into the context on its first launch without a lock: two
+threads launching one kernel for the first time at once both load it, and the second fails.
+Every launch takes this lock (a launch only enqueues: well under a millisecond)."""
+
+
+def launch(kernel, grid, block, stream, *args) -> None:
+    """Enqueue ``kernel[grid, block, stream](*args)`` under :data:`LAUNCH_LOCK`."""
+    with LAUNCH_LOCK:
+        kernel[grid, block, stream](*args)
 
 
 def vote_helper(enabled: bool = True):
@@ -201,7 +214,7 @@ def compact_runs(ops, slot_off, n_ops, out_off, out, stream) -> None:
     """Pack each lane's CIGAR runs end to end on the device (worst-case slots to exact size)."""
     n = n_ops.shape[0]
     if n:
-        _compact_runs_kernel[(n + 127) // 128, 128, stream](ops, slot_off, n_ops, out_off, out)
+        launch(_compact_runs_kernel, (n + 127) // 128, 128, stream, ops, slot_off, n_ops, out_off, out)
 
 
 @cuda.jit
@@ -215,7 +228,7 @@ def _translate_kernel(codes, table, n):
 def translate_codes(codes, table, n: int, stream) -> None:
     """Translate the first ``n`` raw bytes of a device array to codes through ``table``."""
     if n:
-        _translate_kernel[(n + 255) // 256, 256, stream](codes, table, n)
+        launch(_translate_kernel, (n + 255) // 256, 256, stream, codes, table, n)
 
 
 def boundary_elements(m_max: int, n_max: int, K: int) -> tuple[int, int]:

@@ -18,6 +18,7 @@ from numba import cuda, njit
 
 from ..engine.packing import Packed, take
 from ..kernels import cuda_words as kcw
+from ..kernels.cuda import launch
 from ..kernels.simulator import simulated
 from ..kernels.words import WORD_BITS
 from ..runtime.gpu_memory import MEMORY_FRACTION, free_device_bytes
@@ -124,8 +125,8 @@ def launch_rows(dev: DeviceLists, a: int, b: int, max_distance: int, out, stream
     qb = kcw.rows_per_block(alpha, bits)
     kernel = kcw.dense_kernel(alpha, qb, kcw.TPB, bits)
     grid = ((nc + kcw.TPB - 1) // kcw.TPB, (b - a + qb - 1) // qb)
-    kernel[grid, kcw.TPB, stream](dev.qd, dev.qo, dev.cd, dev.co, dev.ct, dev.short_c, a, b,
-                                  max_distance, out)
+    launch(kernel, grid, kcw.TPB, stream, dev.qd, dev.qo, dev.cd, dev.co, dev.ct, dev.short_c, a, b,
+           max_distance, out)
 
 
 def _row_blocks(r0: int, r1: int, step: int) -> list[tuple[int, int]]:
@@ -177,15 +178,15 @@ def sparse_gpu(codes, dev: DeviceLists, r0: int, r1: int, upper: bool, max_dista
             break
         launch_rows(dev, a, b, max_distance, buf, stream)
         counts = cuda.device_array(b - a, dtype=np.int64, stream=stream)
-        count_kernel[b - a, kcw.SCAN_TPB, stream](buf, nc, a, upper, max_distance, counts)
+        launch(count_kernel, b - a, kcw.SCAN_TPB, stream, buf, nc, a, upper, max_distance, counts)
         n_hits = counts.copy_to_host(stream=stream)
         stream.synchronize()
         starts = np.cumsum(n_hits) - n_hits
         total = int(n_hits.sum())
         jj = cuda.device_array(max(total, 1), dtype=np.int32, stream=stream)
         dd = cuda.device_array(max(total, 1), dtype=np.dtype(dtype), stream=stream)
-        fill_kernel[b - a, kcw.SCAN_TPB, stream](buf, nc, a, upper, max_distance,
-                                                 cuda.to_device(starts, stream=stream), jj, dd)
+        launch(fill_kernel, b - a, kcw.SCAN_TPB, stream, buf, nc, a, upper, max_distance,
+               cuda.to_device(starts, stream=stream), jj, dd)
         ii = np.repeat(np.arange(a, b, dtype=np.int64), n_hits)
         parts.append((ii, jj.copy_to_host(stream=stream)[:total].astype(np.int64),
                       dd.copy_to_host(stream=stream)[:total]))
@@ -242,8 +243,8 @@ def _pair_chunk(a: Packed, b: Packed, p0: int, p1: int, max_distance: int) -> np
         arrays.append(cuda.to_device(p.offsets[p0:p1 + 1] - lo))
     count = p1 - p0
     out = cuda.device_array(count, dtype=np.int32)
-    kcw.pair_kernel()[(count + kcw.PAIR_TPB - 1) // kcw.PAIR_TPB, kcw.PAIR_TPB](
-        *arrays, max_distance, out)
+    launch(kcw.pair_kernel(), (count + kcw.PAIR_TPB - 1) // kcw.PAIR_TPB, kcw.PAIR_TPB, 0,
+           *arrays, max_distance, out)
     return out.copy_to_host()
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.cuda import BOUNDARY_DTYPE, boundary_elements, kernels
+from ..kernels.cuda import BOUNDARY_DTYPE, boundary_elements, kernels, launch
 from ..kernels.simulator import simulated
 from ..runtime.gpu_memory import MEMORY_FRACTION, DevicePool, free_device_bytes
 from .flatseq import length_bounds
@@ -76,8 +76,8 @@ def launch_forward(pool: DevicePool, seqs: tuple, job: Job, k: int, count: int, 
     dist = pool.get("dist", count, np.int32)
     start = pool.get("start", count, np.int64)
     end = pool.get("end", count, np.int64)
-    kernels(k, vote)[0][_blocks(count), THREADS_PER_BLOCK, pool.stream](
-        *seqs, job.infix, job.max_distance, job.n_code, job.with_cigar, rbuf, cbuf, dist, start,
+    launch(kernels(k, vote)[0], _blocks(count), THREADS_PER_BLOCK, pool.stream,
+           *seqs, job.infix, job.max_distance, job.n_code, job.with_cigar, rbuf, cbuf, dist, start,
         end)
     return rbuf, cbuf, dist, start, end
 
@@ -99,6 +99,6 @@ def launch_traceback(pool: DevicePool, seqs: tuple, job: Job, k: int, outs: tupl
     count = outs[2].shape[0]
     ops = pool.space("out", total_ops, np.uint32)
     nops = pool.space("nops", count, np.int64)
-    kernels(k, vote)[1][_blocks(count), THREADS_PER_BLOCK, pool.stream](
-        *seqs, job.infix, job.n_code, job.eqx, *outs, d_off, ops, nops)
+    launch(kernels(k, vote)[1], _blocks(count), THREADS_PER_BLOCK, pool.stream,
+           *seqs, job.infix, job.n_code, job.eqx, *outs, d_off, ops, nops)
     return ops, nops

@@ -3,18 +3,20 @@
 Each chunk goes through four steps; the host runs step s of chunk i while the
 GPU still works on earlier chunks, so copies, kernels and host work overlap:
 
-1. *stage*: gather the chunk's sequences (in length order, translated to
-   codes straight from a fixed-width grid when there is one) into pinned
+1. *stage*: gather the chunk's sequences (in length order, straight from a
+   fixed-width grid or Python strings when the input is one) into pinned
    buffers;
-2. *forward*: async copy in, forward kernel, async copy of distances and end
-   columns back;
-3. *traceback*: wait for the distances, size every lane's CIGAR slot (``2d+1``
-   runs), async copy of the slot offsets in, traceback kernel, async copy of
-   spans and CIGAR runs back;
+2. *forward*: async copy in, forward kernel, async copy of what the next
+   step needs back;
+3. *traceback*: wait for it, enqueue what follows and the copies of the
+   results back;
 4. *collect*: wait for the chunk, move its results out of the pinned buffers.
 
 Iteration i runs stage+forward of chunk i, traceback of i-1 and collect of
-i-2, so ``SLOTS = 3`` sets of buffers and streams rotate.
+i-2, so ``SLOTS = 3`` sets of buffers and streams rotate. Steps 2-4 are the
+kernels' own (:class:`EditSteps` here: distances back after the forward pass,
+then CIGAR slots of ``2d+1`` runs and the traceback;
+:class:`readalign.engine.cuda_scored.ScoredSteps` for scored alignment).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from . import flatseq
 from .cuda import device_batches, launch_forward, launch_traceback, upload_slots
 from .job import BatchResult
 from .order import is_range
-from .packing import DNA_CODES, GridPacked, Packed
+from .packing import GridPacked, Packed
 from .pyobjects import StringRows
 
 log = logging.getLogger("readalign")
@@ -129,98 +131,127 @@ def _translate_on_device(src) -> bool:
     return isinstance(src, GridPacked) and src.table is not None and src.grid.dtype == np.uint8
 
 
-def _stage_one(src, idx: np.ndarray, c: _Chunk, slot: _Slot, name: str) -> tuple:
-    """Gather one side's sequences of chunk ``c`` into pinned buffers: (codes, offsets, raw)."""
+def _stage_one(src, idx: np.ndarray, c: _Chunk, slot: _Slot, name: str) -> Staged:
+    """Gather one side's sequences of chunk ``c`` into pinned buffers."""
     off = slot.host(name + "_off", c.count + 1, np.int64)
     total = int(flatseq.chunk_offsets(src.lengths, idx, c.lo, c.hi, off))
     codes = slot.host(name, total + 1, src.code_dtype)
     raw = _translate_on_device(src)
     src.stage_into(idx, c.lo, off, codes, translate=not raw)
-    return codes, off, raw
+    return Staged(codes, off, src.table if raw else None)
 
 
-def _forward(c: _Chunk, slot: _Slot, staged: tuple, order_len: int, job, k: int,
-             tl: _Timeline) -> None:
-    """Enqueue: copy the chunk in, forward kernel, distances and spans back."""
-    (qc, qo, q_raw), (tc, to, t_raw) = staged
+@dataclass
+class Staged:
+    """One side of a chunk in pinned memory: codes, offsets, and the table still to apply on
+    the device (None when the codes are final)."""
+
+    codes: np.ndarray
+    offsets: np.ndarray
+    table: np.ndarray | None
+
+
+def upload_side(slot: _Slot, side: Staged, name: str) -> tuple:
+    """Enqueue one side's copy in (and its translation on the device); its device arrays."""
     pool = slot.dev
-    tl.mark(c, slot, "start")
-    c.seqs = (pool.upload("q", qc), pool.upload("qo", qo), pool.upload("t", tc),
-              pool.upload("to", to), pool.iota("order", order_len))
-    tl.mark(c, slot, "copied in")
-    for dev, host, raw in ((c.seqs[0], qc, q_raw), (c.seqs[2], tc, t_raw)):
-        if raw:
-            translate_codes(dev, pool.constant("dna_table", DNA_CODES), host.shape[0], slot.stream)
-    c.bufs = launch_forward(pool, c.seqs, job, k, c.count, c.m_max, c.n_max)
-    tl.mark(c, slot, "forward done")
-    _, _, dist, start, end = c.bufs
-    download(dist, slot.host("dist", c.count, np.int32), slot.stream)
-    if not job.with_cigar:
-        download(start, slot.host("start", c.count, np.int64), slot.stream)
-        download(end, slot.host("end", c.count, np.int64), slot.stream)
+    codes = pool.upload(name, side.codes)
+    if side.table is not None:
+        translate_codes(codes, pool.constant(name + "_table", side.table), side.codes.shape[0],
+                        slot.stream)
+    return codes, pool.upload(name + "o", side.offsets)
 
 
-def _traceback(c: _Chunk, slot: _Slot, job, k: int, tl: _Timeline) -> None:
-    """Wait for the distances, size CIGAR slots, enqueue traceback and the copies back."""
-    slot.stream.synchronize()
-    if not job.with_cigar:
-        tl.mark(c, slot, "end")
-        return
-    n = c.count
-    out_off = slot.host("out_off", n, np.int64)
-    c.total_ops = int(flatseq.cigar_slots(slot.host("dist", n, np.int32), out_off))
-    tl.mark(c, slot, "traceback start")
-    d_off = upload_slots(slot.dev, out_off)
-    ops, nops = launch_traceback(slot.dev, c.seqs, job, k, c.bufs, d_off, c.total_ops)
-    tl.mark(c, slot, "traceback done")
-    _, _, _, start, end = c.bufs
-    download(start, slot.host("start", n, np.int64), slot.stream)
-    download(end, slot.host("end", n, np.int64), slot.stream)
-    download(nops, slot.host("nops", n, np.int64), slot.stream)
-    download(ops, slot.host("ops", c.total_ops, np.uint32), slot.stream)
-    tl.mark(c, slot, "end")
+class EditSteps:
+    """Steps 2-4 for edit distance: distances back after the forward pass size each lane's CIGAR
+    slots (``2d+1`` runs) for the traceback."""
+
+    lane_bytes = None  # device_batches' default: the edit kernels'
+
+    def __init__(self, job, k: int, count: int, tl: _Timeline) -> None:
+        self.job, self.k, self.tl = job, k, tl
+        self.res = BatchResult(np.empty(count, np.int32), np.empty(count, np.int64),
+                               np.empty(count, np.int64), np.empty(count, np.int64), [])
+        self.order_len = 0
+
+    def forward(self, c: _Chunk, slot: _Slot, staged: tuple[Staged, Staged]) -> None:
+        """Enqueue: copy the chunk in, forward kernel, distances (and spans) back."""
+        job, pool, tl = self.job, slot.dev, self.tl
+        tl.mark(c, slot, "start")
+        c.seqs = (*upload_side(slot, staged[0], "q"), *upload_side(slot, staged[1], "t"),
+                  pool.iota("order", self.order_len))
+        tl.mark(c, slot, "copied in")
+        c.bufs = launch_forward(pool, c.seqs, job, self.k, c.count, c.m_max, c.n_max)
+        tl.mark(c, slot, "forward done")
+        _, _, dist, start, end = c.bufs
+        download(dist, slot.host("dist", c.count, np.int32), slot.stream)
+        if not job.with_cigar:
+            download(start, slot.host("start", c.count, np.int64), slot.stream)
+            download(end, slot.host("end", c.count, np.int64), slot.stream)
+
+    def traceback(self, c: _Chunk, slot: _Slot) -> None:
+        """Wait for the distances, size CIGAR slots, enqueue traceback and the copies back."""
+        slot.stream.synchronize()
+        if not self.job.with_cigar:
+            self.tl.mark(c, slot, "end")
+            return
+        n = c.count
+        out_off = slot.host("out_off", n, np.int64)
+        c.total_ops = int(flatseq.cigar_slots(slot.host("dist", n, np.int32), out_off))
+        self.tl.mark(c, slot, "traceback start")
+        d_off = upload_slots(slot.dev, out_off)
+        ops, nops = launch_traceback(slot.dev, c.seqs, self.job, self.k, c.bufs, d_off,
+                                     c.total_ops)
+        self.tl.mark(c, slot, "traceback done")
+        _, _, _, start, end = c.bufs
+        download(start, slot.host("start", n, np.int64), slot.stream)
+        download(end, slot.host("end", n, np.int64), slot.stream)
+        download(nops, slot.host("nops", n, np.int64), slot.stream)
+        download(ops, slot.host("ops", c.total_ops, np.uint32), slot.stream)
+        self.tl.mark(c, slot, "end")
+
+    def collect(self, c: _Chunk, slot: _Slot) -> None:
+        """Wait for the chunk and copy its results out of the pinned buffers."""
+        slot.stream.synchronize()
+        n, res = c.count, self.res
+        nops = slot.host("nops", n, np.int64) if self.job.with_cigar else None
+        flatseq.place_lanes(c.lo, slot.host("dist", n, np.int32), slot.host("start", n, np.int64),
+                            slot.host("end", n, np.int64), nops, res.dist, res.ref_start,
+                            res.ref_end, res.n_ops)
+        if nops is not None:
+            res.ops.append((c.lo, c.hi, collect_runs(slot, n, nops, slot.host("out_off", n, np.int64),
+                                                     c.total_ops)))
 
 
-def _collect(c: _Chunk, slot: _Slot, job, res: BatchResult, ops: list) -> None:
-    """Wait for the chunk and copy its results out of the pinned buffers."""
-    slot.stream.synchronize()
-    n = c.count
-    nops = slot.host("nops", n, np.int64) if job.with_cigar else None
-    flatseq.place_lanes(c.lo, slot.host("dist", n, np.int32), slot.host("start", n, np.int64),
-                        slot.host("end", n, np.int64), nops, res.dist, res.ref_start,
-                        res.ref_end, res.n_ops)
-    if not job.with_cigar:
-        return
+def collect_runs(slot: _Slot, n: int, counts: np.ndarray, starts: np.ndarray,
+                 total: int) -> np.ndarray:
+    """A chunk's CIGAR runs, lane after lane, from the pinned ``ops`` at ``starts``."""
     out_offsets = slot.host("run_off", n + 1, np.int64)
-    flatseq.chunk_offsets(nops, None, 0, n, out_offsets)
-    runs = flatseq.gather(slot.host("ops", c.total_ops, np.uint32),
-                          slot.host("out_off", n, np.int64), nops, out_offsets)
-    ops.append((c.lo, c.hi, runs))
+    flatseq.chunk_offsets(counts, None, 0, n, out_offsets)
+    return flatseq.gather(slot.host("ops", total, np.uint32), starts, counts, out_offsets)
 
 
-def _plan(q, t, idx: np.ndarray, job, k: int) -> list[_Chunk]:
+def _plan(q, t, idx: np.ndarray, job, k: int, lane_bytes) -> list[_Chunk]:
     in_order = idx.shape[0] == len(q) and is_range(idx, 0)
     m = q.lengths if in_order else q.lengths[idx]
     n = t.lengths if in_order else t.lengths[idx]
     itemsize = max(q.code_dtype.itemsize, t.code_dtype.itemsize)
-    pieces = device_batches(m, n, k, job.with_cigar, SLOTS, chunk_pairs(m, n, itemsize))
+    pieces = device_batches(m, n, k, job.with_cigar, SLOTS, chunk_pairs(m, n, itemsize),
+                            lane_bytes)
     return [_Chunk(lo, hi, i % SLOTS, m_max, n_max)
             for i, (lo, hi, m_max, n_max) in enumerate(pieces)]
 
 
-def run_pipeline(q, t, idx: np.ndarray, job, k: int) -> BatchResult:
+def run_pipeline(q, t, idx: np.ndarray, job, k: int, steps_type=EditSteps) -> BatchResult:
     """Align the length-sorted pairs ``idx``; results in ``idx`` order (``ops`` as chunk pieces)."""
     tally = Tally()
     tl = _Timeline(tally.on)
     t0 = time.perf_counter()
-    count = idx.shape[0]
-    chunks = _plan(q, t, idx, job, k)
-    slots = [_Slot(i) for i in range(min(SLOTS, len(chunks)))]
-    res = BatchResult(np.empty(count, np.int32), np.empty(count, np.int64),
-                      np.empty(count, np.int64), np.empty(count, np.int64), [])
+    chunks = _plan(q, t, idx, job, k, steps_type.lane_bytes)
+    steps = steps_type(job, k, idx.shape[0], tl)
     if not chunks:
-        return res
-    order_len = max(c.count for c in chunks)
+        return steps.res
+    slots = [_Slot(i) for i in range(min(SLOTS, len(chunks)))]
+    steps.order_len = max(c.count for c in chunks)
     for i in range(len(chunks) + 2):
         if i < len(chunks):
             c = chunks[i]
@@ -228,18 +259,18 @@ def run_pipeline(q, t, idx: np.ndarray, job, k: int) -> BatchResult:
                 staged = (_stage_one(q, idx, c, slots[c.slot], "qc"),
                           _stage_one(t, idx, c, slots[c.slot], "tc"))
             with tally.stage("enqueue copy in + forward", c.count):
-                _forward(c, slots[c.slot], staged, order_len, job, k, tl)
+                steps.forward(c, slots[c.slot], staged)
         if 0 <= i - 1 < len(chunks):
             c = chunks[i - 1]
             with tally.stage("wait forward, traceback", c.count):
-                _traceback(c, slots[c.slot], job, k, tl)
+                steps.traceback(c, slots[c.slot])
         if 0 <= i - 2 < len(chunks):
             c = chunks[i - 2]
             with tally.stage("wait chunk, collect", c.count):
-                _collect(c, slots[c.slot], job, res, res.ops)
+                steps.collect(c, slots[c.slot])
     tally.report(f"  gpu pipeline, {len(chunks)} chunk(s): ")
     tl.report(time.perf_counter() - t0)
-    return res
+    return steps.res
 
 
 def align_batch(q: Packed, t: Packed, idx: np.ndarray, job, k: int,

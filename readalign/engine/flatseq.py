@@ -165,3 +165,14 @@ def place_lanes(lo, dist, start, end, n_ops, out_dist, out_start, out_end, out_n
         out_start[lo + i] = start[i]
         out_end[lo + i] = end[i]
         out_nops[lo + i] = 0 if n_ops is None else n_ops[i]
+
+
+@njit(nogil=True, cache=True)
+def scored_slots(q_off, t_off, out):
+    """``out[i]``: lane i's first CIGAR slot when lane i has ``m + n + 2`` slots (lengths from
+    the staged offsets); returns the total."""
+    total = 0
+    for i in range(out.shape[0]):
+        out[i] = total
+        total += (q_off[i + 1] - q_off[i]) + (t_off[i + 1] - t_off[i]) + 2
+    return total

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from functools import lru_cache
 
 from ..errors import BackendUnavailableError
@@ -31,8 +32,21 @@ def cpu_threads(threads: int | None) -> int:
     return max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))
 
 
+_PROBE_LOCK = threading.Lock()
+
+
 def cuda_status() -> tuple[bool, str]:
-    """Return (usable, reason): whether a CUDA GPU can run the kernels (probed once)."""
+    """Return (usable, reason): whether a CUDA GPU can run the kernels.
+
+    Probed once per process, under a lock: the CUDA driver's first initialisation
+    fails in a thread that asks while another thread is still initialising it.
+    """
+    with _PROBE_LOCK:
+        return _probe_cuda()
+
+
+@lru_cache(maxsize=1)
+def _probe_cuda() -> tuple[bool, str]:
     from ..kernels.simulator import simulated
 
     if simulated():

@@ -38,13 +38,19 @@ def _kept() -> dict:
     return kept
 
 
+_POOLS_MADE = threading.Event()
+"""Set once any thread has made a device pool (so that there is a CUDA context to flush)."""
+
+
 def free_gpu_memory() -> None:
-    """Give back the device and pinned host memory this thread keeps between calls."""
+    """Give back the device and pinned host memory this thread keeps between calls, and what
+    threads that have ended kept (numba frees lazily: this flushes its queue)."""
     had = getattr(_LOCAL, "kept", None)
     _LOCAL.kept = None
-    if had and not simulated():
+    if had:
         had.clear()
-        cuda.current_context().deallocations.clear()  # numba frees lazily; free now
+    if _POOLS_MADE.is_set() and not simulated():
+        cuda.current_context().deallocations.clear()
 
 
 def held_device_bytes() -> int:
@@ -167,4 +173,5 @@ def device_pool(key: object) -> DevicePool:
     pool = pools.get(key)
     if pool is None:
         pool = pools[key] = DevicePool(cuda.stream())
+        _POOLS_MADE.set()
     return pool

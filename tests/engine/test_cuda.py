@@ -48,6 +48,43 @@ def test_gpu_long_pairs_and_batches():
     gpu_check.compare(2_000, seed=2, max_len=2_000)
 
 
+_THREADS_CODE = """
+import threading, numpy as np, readalign
+rng = np.random.default_rng(4)
+def dna(n, length):
+    return [''.join(rng.choice(list('ACGT'), length)) for _ in range(n)]
+reads, wins = dna(20000, 150), dna(20000, 170)
+scoring = readalign.Scoring(1, 4, 6, 1)
+want = readalign.align(reads, wins, backend='cpu'), readalign.align(reads, wins, mode='local',
+                                                                   scoring=scoring, backend='cpu')
+go = threading.Barrier(4)
+got = {}
+def run(i):
+    go.wait()  # every thread's first launch of each kernel at once
+    kw = dict(mode='local', scoring=scoring) if i % 2 else {}
+    got[i] = readalign.align(reads, wins, backend='cuda', **kw)
+threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+for t in threads: t.start()
+for t in threads: t.join()
+for i, res in got.items():
+    ref = want[i % 2]
+    assert res.distance.tolist() == ref.distance.tolist() and res.cigars() == ref.cigars(), i
+assert len(got) == 4
+readalign.free_gpu_memory()
+print('ok')
+"""
+
+
+@pytest.mark.gpu
+@gpu
+def test_gpu_calls_from_several_threads_at_once():
+    """A fresh process, four threads launching the edit and scored kernels for the first time at
+    once, each with its own buffers: every result equals the CPU's."""
+    out = subprocess.run([sys.executable, "-c", _THREADS_CODE], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
+
+
 def test_gpu_buffers_are_kept_per_thread_until_freed():
     """Pools and pinned buffers outlive a call, one set per thread; free_gpu_memory drops them."""
     code = ("import threading, numpy as np, readalign\n"
