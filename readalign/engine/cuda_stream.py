@@ -57,6 +57,7 @@ class _Chunk:
     n_max: int
     seqs: tuple = ()
     bufs: tuple = ()
+    tb: tuple = ()
     total_ops: int = 0
     marks: dict = field(default_factory=dict)
 
@@ -131,16 +132,6 @@ def _translate_on_device(src) -> bool:
     return isinstance(src, GridPacked) and src.table is not None and src.grid.dtype == np.uint8
 
 
-def _stage_one(src, idx: np.ndarray, c: _Chunk, slot: _Slot, name: str) -> Staged:
-    """Gather one side's sequences of chunk ``c`` into pinned buffers."""
-    off = slot.host(name + "_off", c.count + 1, np.int64)
-    total = int(flatseq.chunk_offsets(src.lengths, idx, c.lo, c.hi, off))
-    codes = slot.host(name, total + 1, src.code_dtype)
-    raw = _translate_on_device(src)
-    src.stage_into(idx, c.lo, off, codes, translate=not raw)
-    return Staged(codes, off, src.table if raw else None)
-
-
 @dataclass
 class Staged:
     """One side of a chunk in pinned memory: codes, offsets, and the table still to apply on
@@ -149,6 +140,16 @@ class Staged:
     codes: np.ndarray
     offsets: np.ndarray
     table: np.ndarray | None
+
+
+def _stage_one(src, idx: np.ndarray, c: _Chunk, slot: _Slot, name: str) -> Staged:
+    """Gather one side's sequences of chunk ``c`` into pinned buffers."""
+    off = slot.host(name + "_off", c.count + 1, np.int64)
+    total = int(flatseq.chunk_offsets(src.lengths, idx, c.lo, c.hi, off))
+    codes = slot.host(name, total + 1, src.code_dtype)
+    raw = _translate_on_device(src)
+    src.stage_into(idx, c.lo, off, codes, translate=not raw)
+    return Staged(codes, off, src.table if raw else None)
 
 
 def upload_side(slot: _Slot, side: Staged, name: str) -> tuple:
@@ -218,16 +219,16 @@ class EditSteps:
                             slot.host("end", n, np.int64), nops, res.dist, res.ref_start,
                             res.ref_end, res.n_ops)
         if nops is not None:
-            res.ops.append((c.lo, c.hi, collect_runs(slot, n, nops, slot.host("out_off", n, np.int64),
-                                                     c.total_ops)))
+            res.ops.append((c.lo, c.hi, self._runs(c, slot, nops)))
 
-
-def collect_runs(slot: _Slot, n: int, counts: np.ndarray, starts: np.ndarray,
-                 total: int) -> np.ndarray:
-    """A chunk's CIGAR runs, lane after lane, from the pinned ``ops`` at ``starts``."""
-    out_offsets = slot.host("run_off", n + 1, np.int64)
-    flatseq.chunk_offsets(counts, None, 0, n, out_offsets)
-    return flatseq.gather(slot.host("ops", total, np.uint32), starts, counts, out_offsets)
+    @staticmethod
+    def _runs(c: _Chunk, slot: _Slot, counts: np.ndarray) -> np.ndarray:
+        """A chunk's CIGAR runs, lane after lane, out of the lanes' slots in pinned ``ops``."""
+        n = c.count
+        out_offsets = slot.host("run_off", n + 1, np.int64)
+        flatseq.chunk_offsets(counts, None, 0, n, out_offsets)
+        return flatseq.gather(slot.host("ops", c.total_ops, np.uint32),
+                              slot.host("out_off", n, np.int64), counts, out_offsets)
 
 
 def _plan(q, t, idx: np.ndarray, job, k: int, lane_bytes) -> list[_Chunk]:
