@@ -42,8 +42,12 @@ from .pyobjects import StringRows
 log = logging.getLogger("readalign")
 
 SLOTS = 3
-CHUNK_BYTES = 48 << 20
-"""Sequence bytes per chunk: large enough to fill the GPU, small enough to overlap."""
+"""Chunks in flight: the loop stages chunk i while chunk i-2 waits to be collected (at least 3;
+4 and 5 measured no faster on an H100)."""
+CHUNK_BYTES = 64 << 20
+"""Sequence bytes per chunk: large enough to fill the GPU, small enough to overlap. On an H100,
+150 bp pairs from S arrays: 1M pairs 35.9-36.0 ms at 64 MB, 37.9-38.0 at 48, 35.6-35.9 at 32
+with 4 slots; 2M pairs 72.8-75.8, 75.7-76.2, 77.0-80.4 (benchmarks/RESULTS.md)."""
 MIN_CHUNK = 1 << 14
 MAX_CHUNK = 1 << 20
 

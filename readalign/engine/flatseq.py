@@ -145,15 +145,28 @@ def stage_flat(data, offsets, idx, lo, dst_off, dst):
     dst[dst_off[count]] = 0
 
 
-@njit(nogil=True, cache=True)
+@njit(parallel=True, nogil=True, cache=True)
 def cigar_slots(dist, out_off):
-    """Slot start per lane for ``2d+1`` runs (none when ``d < 0``); returns the total."""
-    total = 0
-    for i in range(dist.shape[0]):
-        out_off[i] = total
-        if dist[i] >= 0:
-            total += 2 * dist[i] + 1
-    return total
+    """Slot start per lane for ``2d+1`` runs (none when ``d < 0``); returns the total.
+
+    The same two parallel passes over blocks as :func:`chunk_offsets`.
+    """
+    count = dist.shape[0]
+    blocks = (count + SCAN_BLOCK - 1) // SCAN_BLOCK
+    starts = np.zeros(blocks + 1, dtype=np.int64)
+    for b in prange(blocks):
+        total = 0
+        for i in range(b * SCAN_BLOCK, min(count, (b + 1) * SCAN_BLOCK)):
+            total += 2 * dist[i] + 1 if dist[i] >= 0 else 0
+        starts[b + 1] = total
+    for b in range(blocks):
+        starts[b + 1] += starts[b]
+    for b in prange(blocks):
+        total = starts[b]
+        for i in range(b * SCAN_BLOCK, min(count, (b + 1) * SCAN_BLOCK)):
+            out_off[i] = total
+            total += 2 * dist[i] + 1 if dist[i] >= 0 else 0
+    return starts[blocks]
 
 
 @njit(parallel=True, nogil=True, cache=True)

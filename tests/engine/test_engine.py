@@ -400,3 +400,37 @@ def test_cigars_equal_cigar_of_each_pair():
         res = readalign.align(reads, windows, backend="cpu", **kwargs)
         assert res.cigars() == [res.cigar(i) for i in range(len(res))]
         assert "1234" in "".join(res.cigars())
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(-1, 300), max_size=40_000), st.integers(0, 2**31 - 1))
+def test_parallel_scans_equal_numpy(values, seed):
+    """The block-parallel prefix sums and bounds equal numpy's, at any length (block edges too)."""
+    from readalign.engine import flatseq
+
+    rng = np.random.default_rng(seed)
+    big = rng.integers(-1, 300, 50_001)  # several scan blocks, whatever hypothesis drew
+    values = values + big[: int(rng.integers(0, 50_001))].tolist()
+    v = np.array(values, dtype=np.int64).clip(0)
+    count = v.shape[0]
+    want = np.concatenate([[0], np.cumsum(v)])
+    assert flatseq.offsets_of(v).tolist() == want.tolist()
+    idx = rng.permutation(count).astype(np.int64)
+    lo = int(rng.integers(0, count + 1))
+    out = np.empty(count - lo + 1, np.int64)
+    total = flatseq.chunk_offsets(v, idx, lo, count, out)
+    assert out.tolist() == np.concatenate([[0], np.cumsum(v[idx[lo:]])]).tolist()
+    assert total == int(v[idx[lo:]].sum())
+    d = np.array(values, dtype=np.int32)
+    slots = np.empty(count, np.int64)
+    cap = np.where(d >= 0, 2 * d.astype(np.int64) + 1, 0)
+    assert flatseq.cigar_slots(d, slots) == cap.sum()
+    assert slots.tolist() == (np.cumsum(cap) - cap).tolist()
+    w = v[::-1].copy()
+    if count:
+        assert flatseq.length_bounds(v, w) == (v.min(), v.max(), w.min(), w.max())
+    q_off, t_off = flatseq.offsets_of(v), flatseq.offsets_of(w)
+    scored = np.empty(count, np.int64)
+    cap = v + w + 2
+    assert flatseq.scored_slots(q_off, t_off, scored) == cap.sum()
+    assert scored.tolist() == (np.cumsum(cap) - cap).tolist()
