@@ -3,8 +3,9 @@
 One run, one table. Workloads: reads of each ``--lengths`` against windows
 20 bp longer (10 bp padding each side; 2% substitutions, 0.2% indels), with
 CIGAR and distance-only; the paper's 12,582,720 pairs of 32-character
-strings (``--paper``); the kernel ablation (warp vote on/off, k = 8/16/24/32)
-with the compiler's register and local-memory report (``--ablation``).
+strings (``--paper``); the kernel ablation (warp vote on/off, k = 8/16/24/32, with the
+compiler's register and local-memory report; distance-only 32-bit cells against 16-bit
+packed cells with and without Hopper's DPX minimum, ``--ablation``).
 
     python -m benchmarks.bench --pairs 2000000 --paper --ablation --json out.json
 
@@ -32,6 +33,7 @@ from readalign.engine.job import Job
 from readalign.engine.packing import N_CODE, pack_dna
 from readalign.runtime import backends
 
+from ._packed import time_packed
 from ._pairs import ACGT, simulate, time_api
 from ._plain_nw import plain_nw_infix
 from ._scored import rows as scored_rows
@@ -344,6 +346,18 @@ def main() -> None:
                       f"fwd/tb {kr['forward_local_mem_per_thread']}/"
                       f"{kr['traceback_local_mem_per_thread']}",
                       flush=True)
+        for k in (16, 32):
+            for dpx in (True, False):
+                pr = time_packed(reads, windows, True, k, dpx)
+                lanes = "16-bit packed, DPX" if dpx else "16-bit packed, no DPX"
+                if dpx:
+                    row(table, f"ablation 150bp distance k={k} 32-bit", pr["pairs"], pr["cells"],
+                        pr["wide_s"], group="ablation")
+                row(table, f"ablation 150bp distance k={k} {lanes}", pr["pairs"], pr["cells"],
+                    pr["packed_s"], group="ablation", detail=pr)
+                print(f"distance k={k:<3} 32-bit {pr['wide_s']*1e3:8.2f} ms  {lanes} "
+                      f"{pr['packed_s']*1e3:8.2f} ms  regs {pr['regs']}  pairs differing "
+                      f"{pr['differ']}", flush=True)
     print()
     print_table(table, peers)
     if args.json:

@@ -25,6 +25,7 @@ import types
 from numba import bool_, cuda, int16, int32, int64, uint8, uint32
 
 from kernels import cuda as kcuda
+from kernels import cuda_packed
 
 I64 = int64[::1]
 I32 = int32[::1]
@@ -39,16 +40,22 @@ I16 = int16[::1]
 EDIT_FORWARD = (SEQ, I64, SEQ, I64, I64, bool_, int64, int64, bool_, I16, I16, I32, I64, I64)
 EDIT_TRACEBACK = (SEQ, I64, SEQ, I64, I64, bool_, int64, bool_, I16, I16, I32, I64, I64, I64,
                   uint32[::1], I64)
+PACKED_FORWARD = (SEQ, I64, SEQ, I64, I64, I64, bool_, int64, int64, I32, I64)
 
 
-def kernels(k: int) -> dict:
-    """Name → (python function, signature) of each kernel the report covers."""
+def kernels(k: int, cc: tuple[int, int] = (9, 0)) -> dict:
+    """Name → (python function, signature) of each kernel the report covers (the packed pass
+    with Hopper's 16x2 minima only from sm_90 on)."""
     fwd, tb = kcuda.scored_kernels(k)
     edit_fwd, edit_tb, _ns = kcuda.kernels(k)
-    return {"edit_forward": (edit_fwd.py_func, EDIT_FORWARD),
-            "edit_traceback": (edit_tb.py_func, EDIT_TRACEBACK),
-            "scored_forward": (fwd.py_func, SCORED_FORWARD),
-            "scored_traceback": (tb.py_func, SCORED_TRACEBACK)}
+    found = {"edit_forward": (edit_fwd.py_func, EDIT_FORWARD),
+             "edit_traceback": (edit_tb.py_func, EDIT_TRACEBACK),
+             "scored_forward": (fwd.py_func, SCORED_FORWARD),
+             "scored_traceback": (tb.py_func, SCORED_TRACEBACK),
+             "packed_forward_swar": (cuda_packed.packed_kernel(k, False).py_func, PACKED_FORWARD)}
+    if cc >= (9, 0):
+        found["packed_forward_dpx"] = (cuda_packed.packed_kernel(k, True).py_func, PACKED_FORWARD)
+    return found
 
 
 def ptxas(ptx: str, cc: str, workdir: str) -> tuple[str, str]:
@@ -117,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     cc = tuple(int(x) for x in args.cc.split("."))
     target_without_device(cc)
     with tempfile.TemporaryDirectory() as workdir:
-        for name, (fn, sig) in kernels(args.k).items():
+        for name, (fn, sig) in kernels(args.k, cc).items():
             if args.only and args.only not in name:
                 continue
             ptx, _ = cuda.compile_ptx(fn, sig, cc=cc)

@@ -1,0 +1,49 @@
+"""CUDA kernel of the packed distance-only pass (:mod:`.packed`): one thread, two pairs.
+
+Thread ``p`` takes pairs ``pair_a[p]`` and ``pair_b[p]``, which have equal read and window
+lengths (:func:`.packed_pairs.pair_up` matches them; a pair without a partner is given as
+its own). Results go to the pairs' own positions in ``dist``/``ref_end``.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from numba import cuda, uint32
+
+from . import lanes16, packed
+from .cuda import vote_helper
+from .quadrant import FAST_PATH_MAX
+from .simulator import simulated
+
+
+@cache
+def packed_kernel(K: int, dpx: bool = True):
+    """The packed forward kernel for quadrant size ``K``; ``dpx``: Hopper's 16x2 min
+    instructions (sm_90), else plain integer arithmetic (always so under the simulator)."""
+    device = cuda.jit(device=True)
+    ops = lanes16.dpx_ops() if dpx and not simulated() else lanes16.swar_ops(device)
+    forward2 = packed.build(device, vote_helper(True), ops, K).forward2
+    ROW = FAST_PATH_MAX + 1
+
+    @cuda.jit
+    def packed_forward_kernel(q, qoff, t, toff, pair_a, pair_b, infix, max_dist, n_code, dist,
+                              ref_end):
+        """Distance and end column of pairs ``pair_a[p]`` and ``pair_b[p]``."""
+        p = cuda.grid(1)
+        if p >= pair_a.shape[0]:
+            return
+        row = cuda.local.array(ROW, uint32)
+        strip = cuda.local.array(K, uint32)
+        qk = cuda.local.array(K, uint32)
+        a = pair_a[p]
+        b = pair_b[p]
+        da, ea, db, eb = forward2(q, qoff[a], qoff[b], qoff[a + 1] - qoff[a], t, toff[a],
+                                  toff[b], toff[a + 1] - toff[a], infix, max_dist, n_code, row,
+                                  strip, qk)
+        dist[a] = da
+        ref_end[a] = ea
+        dist[b] = db
+        ref_end[b] = eb
+
+    return packed_forward_kernel

@@ -1,0 +1,91 @@
+"""Two 16-bit cells in one 32-bit word: the lane operations of :mod:`.packed`.
+
+A word holds cell values of two pairs, the first in the low half, the second in the high
+half. Every value the packed kernel keeps is in ``0..0x7FFF`` (edit distances of the fast
+path, :data:`.quadrant.FAST_PATH_MAX` plus two), so a plain 32-bit add or subtract of a value
+that keeps each half in that range never carries from one half into the other; only the
+minimum needs per-half work.
+
+Three ways to take it, one contract (per half, values in ``0..0x7FFF``):
+
+* :func:`swar_ops` — plain integer arithmetic (SIMD within a register). This is the CPU's
+  build and the CUDA simulator's, and the GPU's "DPX off" ablation.
+* :func:`dpx_ops` — Hopper's 16x2 min instructions through inline PTX (``min.s16x2``,
+  ``min.u16x2``; ``ptxas`` fuses two of them into one ``VIMNMX3.S16x2``). Needs sm_90.
+
+``min2(a, b)`` and ``min3(a, b, c)`` are the per-half minima; ``ne2(x)`` is 1 in each half
+where ``x``'s half is not zero, else 0 (the mismatch cost of an XOR of codes).
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+ONE2 = np.uint32(0x00010001)
+"""1 in each half."""
+
+_HIGH = np.uint32(0x80008000)
+_FILL = np.uint32(0x7FFF7FFF)
+_LOW16 = np.uint32(0xFFFF)
+
+
+def _swar_min2(a, b):
+    """Per-half minimum: bit 15 of ``(a | 0x8000) - b`` says ``a >= b`` in that half."""
+    ge = np.uint32((np.uint32(np.uint32(a) | _HIGH) - np.uint32(b)) & _HIGH)
+    mask = np.uint32(np.uint32(ge >> 15) * _LOW16)
+    return np.uint32(a ^ np.uint32(np.uint32(a ^ b) & mask))
+
+
+def _swar_ne2(x):
+    """1 in each half that is not zero: adding 0x7FFF sets bit 15 exactly then."""
+    return np.uint32((np.uint32(np.uint32(x) + np.uint32(_FILL)) >> 15) & ONE2)
+
+
+def swar_ops(device_jit) -> SimpleNamespace:
+    """The lane operations in plain integer arithmetic, compiled by ``device_jit``."""
+    min2 = device_jit(_swar_min2)
+
+    def _min3(a, b, c):
+        return min2(min2(a, b), c)
+
+    return SimpleNamespace(min2=min2, min3=device_jit(_min3), ne2=device_jit(_swar_ne2),
+                           name="swar")
+
+
+def dpx_ops() -> SimpleNamespace:
+    """The lane operations as Hopper's 16x2 min instructions (inline PTX; GPU only)."""
+    from llvmlite import ir
+    from numba import cuda, types
+    from numba.cuda.extending import intrinsic
+
+    def ptx_binary(instruction: str):
+        @intrinsic
+        def op(typingctx, a, b):
+            sig = types.uint32(types.uint32, types.uint32)
+
+            def codegen(context, builder, signature, args):
+                i32 = ir.IntType(32)
+                asm = ir.InlineAsm(ir.FunctionType(i32, [i32, i32]),
+                                   f"{instruction} $0, $1, $2;", "=r,r,r")
+                return builder.call(asm, args)
+            return sig, codegen
+        return op
+
+    smin = ptx_binary("min.s16x2")
+    umin = ptx_binary("min.u16x2")
+
+    @cuda.jit(device=True)
+    def min2(a, b):
+        return smin(np.uint32(a), np.uint32(b))
+
+    @cuda.jit(device=True)
+    def min3(a, b, c):
+        return smin(smin(np.uint32(a), np.uint32(b)), np.uint32(c))
+
+    @cuda.jit(device=True)
+    def ne2(x):
+        return umin(np.uint32(x), ONE2)
+
+    return SimpleNamespace(min2=min2, min3=min3, ne2=ne2, name="dpx")

@@ -1,0 +1,67 @@
+"""Which pairs share a thread in the packed pass (:mod:`.packed`), and its CPU driver."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+from numba import njit
+
+from . import lanes16, packed
+from .quadrant import FAST_PATH_MAX
+
+
+@njit(cache=True)
+def pair_up(qoff, toff, order):
+    """Threads of two pairs of equal read and window length, walking ``order`` (length-sorted):
+    neighbours of one shape share a thread; a pair left alone is its own partner.
+    Returns ``(pair_a, pair_b)``."""
+    count = order.shape[0]
+    pair_a = np.empty(count, np.int64)
+    pair_b = np.empty(count, np.int64)
+    threads = 0
+    x = 0
+    while x < count:
+        a = order[x]
+        b = a
+        if x + 1 < count:
+            c = order[x + 1]
+            if (qoff[c + 1] - qoff[c] == qoff[a + 1] - qoff[a]
+                    and toff[c + 1] - toff[c] == toff[a + 1] - toff[a]):
+                b = c
+        pair_a[threads] = a
+        pair_b[threads] = b
+        threads += 1
+        x += 1 if b == a else 2
+    return pair_a[:threads], pair_b[:threads]
+
+
+@njit(cache=True)
+def _vote_alone(done):
+    """One thread is its own warp on the CPU."""
+    return done
+
+
+@cache
+def cpu_packed(K: int):
+    """The packed pass on the CPU with the plain-arithmetic lane operations: the same source
+    the GPU compiles, so tests can hold it against the 32-bit pass and an oracle."""
+    forward2 = packed.build(njit, _vote_alone, lanes16.swar_ops(njit), K).forward2
+
+    @njit
+    def run(q, qoff, t, toff, pair_a, pair_b, infix, max_dist, n_code, dist, ref_end):
+        row = np.empty(FAST_PATH_MAX + 1, np.uint32)
+        strip = np.empty(K, np.uint32)
+        qk = np.empty(K, np.uint32)
+        for p in range(pair_a.shape[0]):
+            a = pair_a[p]
+            b = pair_b[p]
+            da, ea, db, eb = forward2(q, qoff[a], qoff[b], qoff[a + 1] - qoff[a], t, toff[a],
+                                      toff[b], toff[a + 1] - toff[a], infix, max_dist, n_code,
+                                      row, strip, qk)
+            dist[a] = da
+            ref_end[a] = ea
+            dist[b] = db
+            ref_end[b] = eb
+
+    return run
