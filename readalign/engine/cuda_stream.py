@@ -5,7 +5,8 @@ GPU still works on earlier chunks, so copies, kernels and host work overlap:
 
 1. *stage*: gather the chunk's sequences (in length order, straight from a
    fixed-width grid or Python strings when the input is one) into pinned
-   buffers;
+   buffers; a staging worker fills chunk i+1 while the loop runs the steps
+   below for chunks i, i-1 and i-2;
 2. *forward*: async copy in, forward kernel, async copy of what the next
    step needs back;
 3. *traceback*: wait for it, enqueue what follows and the copies of the
@@ -22,7 +23,10 @@ then CIGAR slots of ``2d+1`` runs and the traceback;
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from concurrent import futures
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,6 +35,7 @@ from numba import cuda
 from ..kernels.cuda import translate_codes
 from ..kernels.simulator import simulated
 from ..runtime.gpu_memory import device_pool, download, pinned
+from ..runtime.stages import concurrent_launches_ok
 from ..runtime.timing import Tally
 from . import flatseq
 from .cuda import device_batches, launch_forward, launch_traceback, upload_slots
@@ -146,14 +151,69 @@ class Staged:
     table: np.ndarray | None
 
 
-def _stage_one(src, idx: np.ndarray, c: _Chunk, slot: _Slot, name: str) -> Staged:
-    """Gather one side's sequences of chunk ``c`` into pinned buffers."""
+def _prepare(src, idx: np.ndarray, c: _Chunk, slot: _Slot, name: str) -> Staged:
+    """One side's offsets and pinned code buffer for chunk ``c``, codes not yet filled in.
+
+    On the calling thread: pinned buffers are kept per thread (:mod:`..runtime.gpu_memory`).
+    """
     off = slot.host(name + "_off", c.count + 1, np.int64)
     total = int(flatseq.chunk_offsets(src.lengths, idx, c.lo, c.hi, off))
     codes = slot.host(name, total + 1, src.code_dtype)
-    raw = _translate_on_device(src)
-    src.stage_into(idx, c.lo, off, codes, translate=not raw)
-    return Staged(codes, off, src.table if raw else None)
+    return Staged(codes, off, src.table if _translate_on_device(src) else None)
+
+
+def _fill(sides: tuple, idx: np.ndarray, lo: int) -> None:
+    """Gather the sequences of a chunk into its prepared ``(source, Staged)`` sides."""
+    for src, staged in sides:
+        src.stage_into(idx, lo, staged.offsets, staged.codes, translate=staged.table is None)
+
+
+_STAGERS = threading.local()
+
+
+def _stager() -> ThreadPoolExecutor | None:
+    """This thread's staging worker, which fills chunk i+1 while the loop works on chunk i;
+    None where numba's parallel regions may not run from two threads at once (its
+    ``workqueue`` layer) or under the simulator."""
+    if simulated() or not concurrent_launches_ok():
+        return None
+    worker = getattr(_STAGERS, "worker", None)
+    if worker is None:
+        worker = _STAGERS.worker = ThreadPoolExecutor(1, thread_name_prefix="readalign-stage")
+    return worker
+
+
+class _Staging:
+    """Chunks staged one ahead of the loop on the staging worker (inline without one)."""
+
+    def __init__(self, q, t, idx: np.ndarray, slots: list) -> None:
+        self.q, self.t, self.idx, self.slots = q, t, idx, slots
+        self.worker = _stager()
+        self.pending = None
+
+    def start(self, c: _Chunk) -> None:
+        """Prepare chunk ``c``'s buffers here and fill them on the worker."""
+        slot = self.slots[c.slot]
+        sides = ((self.q, _prepare(self.q, self.idx, c, slot, "qc")),
+                 (self.t, _prepare(self.t, self.idx, c, slot, "tc")))
+        if self.worker is None:
+            _fill(sides, self.idx, c.lo)
+            self.pending = (sides, None)
+        else:
+            self.pending = (sides, self.worker.submit(_fill, sides, self.idx, c.lo))
+
+    def take(self) -> tuple[Staged, Staged]:
+        """The chunk started last, once filled."""
+        sides, job = self.pending
+        self.pending = None
+        if job is not None:
+            job.result()
+        return sides[0][1], sides[1][1]
+
+    def drain(self) -> None:
+        """Wait for a fill still running (its buffers are reused by the next call)."""
+        if self.pending is not None and self.pending[1] is not None:
+            futures.wait([self.pending[1]])
 
 
 def upload_side(slot: _Slot, side: Staged, name: str) -> tuple:
@@ -257,22 +317,28 @@ def run_pipeline(q, t, idx: np.ndarray, job, k: int, steps_type=EditSteps) -> Ba
         return steps.res
     slots = [_Slot(i) for i in range(min(SLOTS, len(chunks)))]
     steps.order_len = max(c.count for c in chunks)
-    for i in range(len(chunks) + 2):
-        if i < len(chunks):
-            c = chunks[i]
-            with tally.stage("stage chunk (pinned)", c.count):
-                staged = (_stage_one(q, idx, c, slots[c.slot], "qc"),
-                          _stage_one(t, idx, c, slots[c.slot], "tc"))
-            with tally.stage("enqueue copy in + forward", c.count):
-                steps.forward(c, slots[c.slot], staged)
-        if 0 <= i - 1 < len(chunks):
-            c = chunks[i - 1]
-            with tally.stage("wait forward, traceback", c.count):
-                steps.traceback(c, slots[c.slot])
-        if 0 <= i - 2 < len(chunks):
-            c = chunks[i - 2]
-            with tally.stage("wait chunk, collect", c.count):
-                steps.collect(c, slots[c.slot])
+    staging = _Staging(q, t, idx, slots)
+    try:
+        staging.start(chunks[0])
+        for i in range(len(chunks) + 2):
+            if i < len(chunks):
+                c = chunks[i]
+                with tally.stage("stage chunk (pinned)", c.count):
+                    staged = staging.take()
+                    if i + 1 < len(chunks):
+                        staging.start(chunks[i + 1])
+                with tally.stage("enqueue copy in + forward", c.count):
+                    steps.forward(c, slots[c.slot], staged)
+            if 0 <= i - 1 < len(chunks):
+                c = chunks[i - 1]
+                with tally.stage("wait forward, traceback", c.count):
+                    steps.traceback(c, slots[c.slot])
+            if 0 <= i - 2 < len(chunks):
+                c = chunks[i - 2]
+                with tally.stage("wait chunk, collect", c.count):
+                    steps.collect(c, slots[c.slot])
+    finally:
+        staging.drain()
     tally.report(f"  gpu pipeline, {len(chunks)} chunk(s): ")
     tl.report(time.perf_counter() - t0)
     return steps.res
