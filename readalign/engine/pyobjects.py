@@ -3,20 +3,17 @@
 Handing numpy a list of ``str`` costs CPython 70-150 ns a string (one object
 visit, one encode, one copy, on one core), which is more than the GPU spends
 aligning the pair. A compact ASCII ``str`` and a ``bytes`` keep their letters
-inline after a fixed header, so one compiled call reads each element's type,
-length and letters straight from memory, in parallel, and lays the letters end
-to end. The calling thread holds the GIL through that call, so no other thread
-can change the list or free an element while it is read; no per-element Python
-work is done (an earlier version took a ``tuple(list)`` to keep the elements
-alive: its reference counting touched every object twice on one core, about
-20 ns a string on the H100 host).
+inline after a fixed header, so compiled loops can read each element's type,
+length and letters straight from memory, in parallel: the only per-element
+work on the Python side is one C-level ``tuple(list)``, which also keeps every
+element alive while the loops and the GPU staging read it (and, its elements being
+strings, is taken off the cycle collector's lists, which would otherwise visit each one).
 
 The header layout is probed once per process against what Python itself
-reports (offsets, the compact/ASCII flags, a list's and a tuple's item
-pointers). Where it does not match (another implementation or build) nothing
-here is used; where an element is not an exact ``str`` of ASCII letters (or an
-exact ``bytes``) the caller takes its general path, which names a bad element
-by index.
+reports (offsets, the compact/ASCII flags, a tuple's item pointers). Where it
+does not match (another implementation or build) nothing here is used; where
+an element is not an exact ``str`` of ASCII letters (or an exact ``bytes``)
+the caller takes its general path, which names a bad element by index.
 """
 
 from __future__ import annotations
@@ -32,7 +29,7 @@ from numba import carray, njit, prange, types
 from numba.extending import intrinsic
 
 from ..runtime.host_copy import copy_run
-from .flatseq import chunk_offsets
+from .flatseq import offsets_of
 
 COMPACT_ASCII = 0x60
 """The ``compact`` and ``ascii`` bits of a ``str``'s state byte: its letters are inline bytes."""
@@ -66,54 +63,36 @@ class Layout:
     bytes_data: int = 0
 
 
-@njit(parallel=True, cache=True)
-def _copy_holding_gil(seq, is_list, want_type, ascii_only, type_at, size_at, state_at, data_at,
-                      items_at):
-    """The letters of every element of the list or tuple at ``seq``, laid end to end.
-
-    Compiled without ``nogil``: the calling thread keeps the GIL from reading the container's
-    items to the last copied letter (the loops run on numba's workers), so no other thread
-    can change the container or free an element meanwhile. Returns ``(offsets, letters,
-    bad)``; ``bad`` counts elements that do not qualify (nothing copied then).
-    """
-    count = _words_at(seq + size_at)[0]
-    items = _words_at(seq + items_at)[0] if is_list else seq + items_at
+@njit(parallel=True, nogil=True, cache=True)
+def _scan(items, count, want_type, ascii_only, type_at, size_at, state_at, data_at):
+    """Each element's letter address and length; the count of elements that do not qualify."""
+    addresses = np.empty(count, dtype=np.int64)
     lengths = np.empty(count, dtype=np.int64)
-    sources = np.empty(count, dtype=np.int64)
     bad = 0
     for i in prange(count):
         obj = _words_at(items + 8 * i)[0]
         ok = _words_at(obj + type_at)[0] == want_type
         if ok and ascii_only:
             ok = (_bytes_at(obj + state_at)[0] & COMPACT_ASCII) == COMPACT_ASCII
-        sources[i] = obj + data_at
+        addresses[i] = obj + data_at
         lengths[i] = _words_at(obj + size_at)[0] if ok else 0
         bad += 0 if ok else 1
-    offsets = np.zeros(count + 1, dtype=np.int64)
-    if bad:
-        return offsets, np.empty(1, dtype=np.uint8), bad
-    total = chunk_offsets(lengths, None, 0, count, offsets)
-    letters = np.empty(total + 1, dtype=np.uint8)
-    for i in prange(count):
-        n = lengths[i]
-        copy_run(letters[offsets[i]:offsets[i] + n], carray(_bytes_at(sources[i]), (n,)))
-    letters[total] = 0
-    return offsets, letters, bad
+    return addresses, lengths, bad
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def _stage(letters, offsets, idx, lo, dst_off, table, use_table, dst):
-    """Elements ``idx[lo:]`` of ``letters`` concatenated at ``dst_off`` (through ``table``)."""
+def _stage(addresses, idx, lo, dst_off, table, use_table, dst):
+    """Elements ``idx[lo:]`` concatenated at ``dst_off`` (through ``table``), as ``flatseq.stage_grid``."""
     count = dst_off.shape[0] - 1
     for i in prange(count):
         base = dst_off[i]
         n = dst_off[i + 1] - base
-        src = offsets[idx[lo + i]]
+        src = carray(_bytes_at(addresses[idx[lo + i]]), (n,))
         if use_table:
             for j in range(n):
-                dst[base + j] = table[letters[src + j]]
+                dst[base + j] = table[src[j]]
         else:
-            copy_run(dst[base:base + n], letters[src:src + n])
+            copy_run(dst[base:base + n], src)
     dst[dst_off[count]] = 0
 
 
@@ -136,12 +115,7 @@ def _matches(lay: Layout) -> bool:
                 or ctypes.string_at(id(b) + lay.bytes_data, len(b)) != b):
             return False
     items = samples + (b"x",)
-    listed = list(items)
-    listed_at = _word(id(listed) + lay.items_at)
-    return (_word(id(items) + lay.size_at) == len(items)
-            and _word(id(listed) + lay.size_at) == len(listed)
-            and all(_word(id(items) + lay.items_at + 8 * i) == id(x)
-                    and _word(listed_at + 8 * i) == id(x) for i, x in enumerate(items)))
+    return all(_word(id(items) + lay.items_at + 8 * i) == id(x) for i, x in enumerate(items))
 
 
 @cache
@@ -154,25 +128,30 @@ def layout() -> Layout | None:
 
 
 class StringRows:
-    """A list of ASCII ``str`` (or of ``bytes``): its letters end to end, as they were read.
+    """A list of ASCII ``str`` (or of ``bytes``) read in place; packed only when ``data`` is read.
 
     Offers :class:`readalign.engine.packing.Packed`'s ``data``/``offsets``/``lengths``
-    and ``stage_into``, with which the GPU stages the raw letters into pinned buffers
-    (and translates them on the device). ``table`` maps bytes to codes; without one,
-    letters stay their bytes: the code points of ASCII ``str`` fit a byte, so text is a
-    quarter of the size of uint32 code points (``wide`` stages them as uint32, to match
-    another input that needs them).
+    and ``stage_into``, with which the GPU stages the letters straight from the objects
+    into pinned buffers. ``table`` maps bytes to codes; without one, letters stay their
+    bytes: the code points of ASCII ``str`` fit a byte, so text is a quarter of the
+    size of uint32 code points (``wide`` stages them as uint32, to match another
+    input that needs them).
     """
 
     wide: bool = False
 
-    def __init__(self, letters: np.ndarray, offsets: np.ndarray, kind: type,
+    def __init__(self, items: tuple, kind: type, addresses: np.ndarray, lengths: np.ndarray,
                  table: np.ndarray | None) -> None:
-        self.letters = letters
-        self.offsets = offsets
-        self.lengths = np.diff(offsets)
+        self.items = items
         self.kind = kind
+        self.addresses = addresses
+        self.lengths = lengths
         self.table = table
+
+    @cached_property
+    def offsets(self) -> np.ndarray:
+        """Where each string starts in :attr:`data` (computed on first use; staging needs none)."""
+        return offsets_of(self.lengths)
 
     @property
     def code_dtype(self) -> np.dtype:
@@ -184,15 +163,11 @@ class StringRows:
         """Elements ``idx[lo:]`` concatenated into ``dst`` at ``dst_off``, through ``table``
         when ``translate`` (and there is one), else as their bytes."""
         use = translate and self.table is not None
-        _stage(self.letters, self.offsets, idx, lo, dst_off, self.table if use else _NO_TABLE,
-               use, dst)
+        _stage(self.addresses, idx, lo, dst_off, self.table if use else _NO_TABLE, use, dst)
 
     @cached_property
     def data(self) -> np.ndarray:
-        """The packed codes, one sentinel after the last (the letters themselves when neither
-        a table nor widening applies)."""
-        if self.table is None and not self.wide:
-            return self.letters
+        """The packed codes, one sentinel after the last (computed on first use)."""
         data = np.empty(self.offsets[-1] + 1, dtype=self.code_dtype)
         self.stage_into(np.arange(len(self), dtype=np.int64), 0, self.offsets, data, translate=True)
         return data
@@ -218,17 +193,32 @@ def read_strings(seqs: object, table: np.ndarray | None) -> StringRows | None:
     lay = layout()
     if lay is None:
         return None
-    return _copied(seqs, kind, lay, table)
-
-
-def _copied(seqs: list | tuple, kind: type, lay: Layout, table: np.ndarray | None
-            ) -> StringRows | None:
-    """``seqs``'s letters copied end to end while this thread holds the GIL, as rows."""
+    items = tuple(seqs)
     is_str = kind is str
-    offsets, letters, bad = _copy_holding_gil(id(seqs), isinstance(seqs, list), id(kind), is_str,
-                                              lay.type_at, lay.size_at, lay.state_at,
-                                              lay.str_data if is_str else lay.bytes_data,
-                                              lay.items_at)
+    addresses, lengths, bad = _scan(id(items) + lay.items_at, len(items), id(kind), is_str,
+                                    lay.type_at, lay.size_at, lay.state_at,
+                                    lay.str_data if is_str else lay.bytes_data)
     if bad:
         return None
-    return StringRows(letters, offsets, kind, table)
+    _gc_untrack(items)
+    return StringRows(items, kind, addresses, lengths, table)
+
+
+def _gc_untrack(items: tuple) -> None:
+    """Take a tuple of ``str``/``bytes`` off the cycle collector's lists.
+
+    Strings cannot form cycles, and CPython's collector untracks such a tuple
+    itself, but only after visiting every element once per collection it
+    survives: millions of cache misses inside the caller's timed work (0.12 s
+    for two lists of a million 150-letter reads on the H100 host).
+    """
+    _untrack()(items)
+
+
+@cache
+def _untrack():
+    """CPython's ``PyObject_GC_UnTrack``, typed once."""
+    untrack = ctypes.pythonapi.PyObject_GC_UnTrack
+    untrack.argtypes = [ctypes.py_object]
+    untrack.restype = None
+    return untrack
