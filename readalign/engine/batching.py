@@ -131,7 +131,7 @@ def length_order(m: np.ndarray, n: np.ndarray, bounds: Bounds | None = None) -> 
         return np.arange(0, dtype=np.int64)
     b = bounds or Bounds.of(m, n)
     if narrow_lengths(m, n, b) or is_sorted_pairs(m, n):
-        return np.arange(m.shape[0], dtype=np.int64)
+        return flatseq.iota(m.shape[0])
     span = b.n_max + 1
     if (b.m_max + 1) * span <= COUNTING_SORT_KEYS:
         return counting_order(m, n, span)

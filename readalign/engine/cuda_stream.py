@@ -126,7 +126,8 @@ class _Slot:
 
 def chunk_pairs(m: np.ndarray, n: np.ndarray, itemsize: int) -> int:
     """Pairs per chunk: about ``CHUNK_BYTES`` of sequence, within ``MIN_CHUNK..MAX_CHUNK``."""
-    per_pair = max(float(m.sum() + n.sum()) / m.shape[0] * itemsize + 16, 1.0) if m.shape[0] else 1.0
+    count = m.shape[0]
+    per_pair = max(flatseq.total_length(m, n) / count * itemsize + 16, 1.0) if count else 1.0
     return int(min(max(CHUNK_BYTES // per_pair, MIN_CHUNK), MAX_CHUNK))
 
 

@@ -116,6 +116,24 @@ def length_bounds(m, n):
 
 
 @njit(parallel=True, nogil=True, cache=True)
+def total_length(m, n):
+    """``m.sum() + n.sum()`` in one parallel pass (numpy's sum runs on one core)."""
+    total = 0
+    for i in prange(m.shape[0]):
+        total += m[i] + n[i]
+    return total
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def iota(count):
+    """``np.arange(count)`` (int64), its pages first touched on every core."""
+    out = np.empty(count, dtype=np.int64)
+    for i in prange(count):
+        out[i] = i
+    return out
+
+
+@njit(parallel=True, nogil=True, cache=True)
 def stage_grid(grid, idx, lo, dst_off, table, use_table, dst):
     """Rows ``idx[lo:]`` of a NUL-padded grid, concatenated at ``dst_off`` (through ``table``)."""
     count = dst_off.shape[0] - 1

@@ -405,7 +405,8 @@ def test_cigars_equal_cigar_of_each_pair():
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.integers(-1, 300), max_size=40_000), st.integers(0, 2**31 - 1))
 def test_parallel_scans_equal_numpy(values, seed):
-    """The block-parallel prefix sums and bounds equal numpy's, at any length (block edges too)."""
+    """The block-parallel prefix sums, bounds, sums and ranges equal numpy's, at any length (block
+    edges too)."""
     from readalign.engine import flatseq
 
     rng = np.random.default_rng(seed)
@@ -429,6 +430,8 @@ def test_parallel_scans_equal_numpy(values, seed):
     w = v[::-1].copy()
     if count:
         assert flatseq.length_bounds(v, w) == (v.min(), v.max(), w.min(), w.max())
+    assert flatseq.total_length(v, w) == int(v.sum() + w.sum())
+    assert flatseq.iota(count).tolist() == list(range(count))
     q_off, t_off = flatseq.offsets_of(v), flatseq.offsets_of(w)
     scored = np.empty(count, np.int64)
     cap = v + w + 2
