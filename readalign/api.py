@@ -7,7 +7,7 @@ import sys
 from .distance.pairwise import pairwise
 from .engine.batching import AUTO_K, align_packed, align_with
 from .engine.job import Job, Scores, check_counts, check_k, check_max_distance
-from .engine.packing import N_CODE, NO_N, check_alphabet, check_same_kind, pack_dna, pack_text, pack_with
+from .engine.packing import N_CODE, NO_N, check_alphabet, match_kinds, pack_dna, pack_text, pack_with
 from .engine.result import AlignResult
 from .engine.scoring import INVALID, Scoring
 from .kernels.scored_quadrant import MODE_NAMES
@@ -87,7 +87,7 @@ def edit_distance(a, b, max_distance: int | None = None, backend: str = "auto", 
     md = check_max_distance(max_distance)
     qa, qb = pack_text(a, "a", lazy=True), pack_text(b, "b", lazy=True)
     check_counts(qa, qb)
-    check_same_kind(qa, qb, "a", "b")
+    match_kinds(qa, qb, "a", "b")
     name = backends.resolve(backend)
     if not cigar:
         return pairwise(qa, qb, md, name, threads)

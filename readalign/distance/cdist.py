@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..engine.job import check_max_distance
-from ..engine.packing import Packed, check_same_kind, pack_text
+from ..engine.packing import Packed, match_kinds, pack_text
 from ..runtime import backends
 from . import cpu
 from .codes import WordCodes
@@ -54,7 +54,7 @@ def prepare(queries, choices=None) -> WordCodes:
         packed = Packed(codes, q.offsets)
         return WordCodes(packed, packed, alphabet, _maxlen(q), True)
     c = pack_text(choices, "choices")
-    check_same_kind(q, c, "queries", "choices")
+    match_kinds(q, c, "queries", "choices")
     split = q.data.shape[0]
     codes, alphabet = _recode(np.concatenate((q.data, c.data)))
     return WordCodes(Packed(codes[:split], q.offsets), Packed(codes[split:], c.offsets),

@@ -19,7 +19,6 @@ from ..kernels.words import pairwise_long
 from ..runtime import backends, host_copy
 from ..runtime.timing import stage
 from . import cpu, flatseq
-from .flatseq import length_bounds
 from .job import BatchResult, Job, check_counts
 from .order import budget_bounds, counting_order, is_range, is_sorted_pairs, partition_long, scatter_results
 from .packing import Packed
@@ -90,7 +89,7 @@ class Bounds(NamedTuple):
     @classmethod
     def of(cls, m: np.ndarray, n: np.ndarray) -> Bounds:
         """The bounds of lengths ``m`` and ``n`` (one parallel pass over both)."""
-        return cls(*(int(x) for x in length_bounds(m, n)))
+        return cls(*(int(x) for x in flatseq.length_bounds(m, n)))
 
 
 def _default_k(bounds: Bounds, count: int, job: Job, backend: str) -> int:

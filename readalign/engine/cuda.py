@@ -78,7 +78,7 @@ def launch_forward(pool: DevicePool, seqs: tuple, job: Job, k: int, count: int, 
     end = pool.get("end", count, np.int64)
     launch(kernels(k, vote)[0], _blocks(count), THREADS_PER_BLOCK, pool.stream,
            *seqs, job.infix, job.max_distance, job.n_code, job.with_cigar, rbuf, cbuf, dist, start,
-        end)
+           end)
     return rbuf, cbuf, dist, start, end
 
 

@@ -39,7 +39,7 @@ def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m
     *seqs, sub = dev
     launch(scored_kernels(k)[0], _blocks(count), THREADS_PER_BLOCK, pool.stream,
            *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, sc.clip, job.with_cigar, *bufs,
-        score, end_i, end_j)
+           score, end_i, end_j)
     return bufs, score, end_i, end_j
 
 
@@ -55,7 +55,7 @@ def launch_traceback(pool: DevicePool, dev: tuple, job: Job, k: int, fwd: tuple,
     *seqs, sub = dev
     launch(scored_kernels(k)[1], _blocks(count), THREADS_PER_BLOCK, pool.stream,
            *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, job.n_code, job.eqx, *bufs,
-        end_i, end_j, d_off, out[0], *out[1:])
+           end_i, end_j, d_off, out[0], *out[1:])
     return out
 
 
@@ -79,7 +79,6 @@ class ScoredSteps:
                                np.empty(count, np.int64), np.empty(count, np.int64), [],
                                np.empty(count, np.int32), np.empty(count, np.int64),
                                np.empty(count, np.int64))
-        self.order_len = 0
 
     def forward(self, c, slot, staged: tuple) -> None:
         """Enqueue: copy in, forward kernel, scores and ends back, then (CIGARs) the traceback
@@ -99,9 +98,9 @@ class ScoredSteps:
             return
         slot_off = slot.host("slot_off", n, np.int64)
         total = int(flatseq.scored_slots(staged[0].offsets, staged[1].offsets, slot_off))
-        c.seqs = (pool.upload("slot_off", slot_off),)
+        c.slot_off = pool.upload("slot_off", slot_off)
         tl.mark(c, slot, "traceback start")
-        c.tb = launch_traceback(pool, dev, job, self.k, c.bufs, c.seqs[0], total)
+        c.tb = launch_traceback(pool, dev, job, self.k, c.bufs, c.slot_off, total)
         tl.mark(c, slot, "traceback done")
         download(c.tb[3], slot.host("n_ops", n, np.int64), slot.stream)
 
@@ -117,7 +116,7 @@ class ScoredSteps:
         c.total_ops = int(flatseq.chunk_offsets(slot.host("n_ops", n, np.int64), None, 0, n,
                                                 run_off))
         runs = pool.space("runs", c.total_ops, np.uint32)
-        compact_runs(ops, c.seqs[0], n_ops, pool.upload("run_off", run_off[:n]), runs,
+        compact_runs(ops, c.slot_off, n_ops, pool.upload("run_off", run_off[:n]), runs,
                      slot.stream)
         download(runs, slot.host("ops", c.total_ops, np.uint32), slot.stream)
         download(q_start, slot.host("q_start", n, np.int64), slot.stream)
@@ -142,9 +141,7 @@ class ScoredSteps:
         flatseq.place_lanes(lo, slot.host("nm", n, np.int64), slot.host("ref_start", n, np.int64),
                             slot.host("end_j", n, np.int64), slot.host("n_ops", n, np.int64),
                             res.dist, res.ref_start, res.ref_end, res.n_ops)
-        runs = np.empty(c.total_ops, np.uint32)
-        runs[:] = slot.host("ops", c.total_ops, np.uint32)
-        res.ops.append((lo, hi, runs))
+        res.ops.append((lo, hi, slot.host("ops", c.total_ops, np.uint32).copy()))
 
 
 def align_batch(q: AnyPacked, t: AnyPacked, idx: np.ndarray, job: Job, k: int,

@@ -52,7 +52,7 @@ SLOTS = 3
 CHUNK_BYTES = 64 << 20
 """Sequence bytes per chunk: large enough to fill the GPU, small enough to overlap. On an H100,
 150 bp pairs from S arrays: 1M pairs 35.9-36.0 ms at 64 MB, 37.9-38.0 at 48, 35.6-35.9 at 32
-with 4 slots; 2M pairs 72.8-75.8, 75.7-76.2, 77.0-80.4 (benchmarks/RESULTS.md)."""
+with 4 slots; 2M pairs 72.8-75.8, 75.7-76.2, 77.0-80.4 (benchmarks/RESULTS.md, "Chunk size")."""
 MIN_CHUNK = 1 << 14
 MAX_CHUNK = 1 << 20
 
@@ -66,6 +66,7 @@ class _Chunk:
     n_max: int
     seqs: tuple = ()
     bufs: tuple = ()
+    slot_off: object = None
     tb: tuple = ()
     total_ops: int = 0
     marks: dict = field(default_factory=dict)
@@ -205,10 +206,10 @@ class _Staging:
 
     def take(self) -> tuple[Staged, Staged]:
         """The chunk started last, once filled."""
-        sides, job = self.pending
+        sides, fill = self.pending
         self.pending = None
-        if job is not None:
-            job.result()
+        if fill is not None:
+            fill.result()
         return sides[0][1], sides[1][1]
 
     def drain(self) -> None:
@@ -237,14 +238,13 @@ class EditSteps:
         self.job, self.k, self.tl = job, k, tl
         self.res = BatchResult(np.empty(count, np.int32), np.empty(count, np.int64),
                                np.empty(count, np.int64), np.empty(count, np.int64), [])
-        self.order_len = 0
 
     def forward(self, c: _Chunk, slot: _Slot, staged: tuple[Staged, Staged]) -> None:
         """Enqueue: copy the chunk in, forward kernel, distances (and spans) back."""
         job, pool, tl = self.job, slot.dev, self.tl
         tl.mark(c, slot, "start")
         c.seqs = (*upload_side(slot, staged[0], "q"), *upload_side(slot, staged[1], "t"),
-                  pool.iota("order", self.order_len))
+                  pool.iota("order", c.count))
         tl.mark(c, slot, "copied in")
         c.bufs = launch_forward(pool, c.seqs, job, self.k, c.count, c.m_max, c.n_max)
         tl.mark(c, slot, "forward done")
@@ -317,7 +317,6 @@ def run_pipeline(q, t, idx: np.ndarray, job, k: int, steps_type=EditSteps) -> Ba
     if not chunks:
         return steps.res
     slots = [_Slot(i) for i in range(min(SLOTS, len(chunks)))]
-    steps.order_len = max(c.count for c in chunks)
     staging = _Staging(q, t, idx, slots)
     try:
         staging.start(chunks[0])

@@ -60,34 +60,48 @@ def scatter(src, counts, dest_starts, dest):
 
 
 SCAN_BLOCK = 1 << 14
-"""Elements per parallel task of :func:`chunk_offsets`."""
+"""Elements per parallel task of :func:`_scan_in_place`."""
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def chunk_offsets(lengths, idx, lo, hi, dst_off):
-    """``dst_off[i]``: start of item ``idx[lo + i]`` (``lo + i`` when ``idx`` is None) among
-    items ``lo..hi`` laid end to end; returns the total.
+def _scan_in_place(values, exclusive):
+    """Prefix sums of ``values`` in place: each element becomes the sum of those before it
+    (``exclusive``) or up to it; returns the total.
 
-    A prefix sum in two parallel passes over blocks (block sums, then each block from
-    its start), so a fresh ``dst_off`` also takes its page faults on every core.
+    Two parallel passes over blocks (block sums, then each block from its start), so a
+    fresh array also takes its page faults on every core.
     """
-    count = hi - lo
+    count = values.shape[0]
     blocks = (count + SCAN_BLOCK - 1) // SCAN_BLOCK
     starts = np.zeros(blocks + 1, dtype=np.int64)
     for b in prange(blocks):
         total = 0
         for i in range(b * SCAN_BLOCK, min(count, (b + 1) * SCAN_BLOCK)):
-            total += lengths[lo + i] if idx is None else lengths[idx[lo + i]]
+            total += values[i]
         starts[b + 1] = total
     for b in range(blocks):
         starts[b + 1] += starts[b]
-    dst_off[0] = 0
     for b in prange(blocks):
         total = starts[b]
         for i in range(b * SCAN_BLOCK, min(count, (b + 1) * SCAN_BLOCK)):
-            total += lengths[lo + i] if idx is None else lengths[idx[lo + i]]
-            dst_off[i + 1] = total
+            value = values[i]
+            if exclusive:
+                values[i] = total
+            total += value
+            if not exclusive:
+                values[i] = total
     return starts[blocks]
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def chunk_offsets(lengths, idx, lo, hi, dst_off):
+    """``dst_off[i]``: start of item ``idx[lo + i]`` (``lo + i`` when ``idx`` is None) among
+    items ``lo..hi`` laid end to end; returns the total."""
+    count = hi - lo
+    dst_off[0] = 0
+    for i in prange(count):
+        dst_off[i + 1] = lengths[lo + i] if idx is None else lengths[idx[lo + i]]
+    return _scan_in_place(dst_off[1:count + 1], False)
 
 
 def offsets_of(lengths: np.ndarray) -> np.ndarray:
@@ -165,26 +179,10 @@ def stage_flat(data, offsets, idx, lo, dst_off, dst):
 
 @njit(parallel=True, nogil=True, cache=True)
 def cigar_slots(dist, out_off):
-    """Slot start per lane for ``2d+1`` runs (none when ``d < 0``); returns the total.
-
-    The same two parallel passes over blocks as :func:`chunk_offsets`.
-    """
-    count = dist.shape[0]
-    blocks = (count + SCAN_BLOCK - 1) // SCAN_BLOCK
-    starts = np.zeros(blocks + 1, dtype=np.int64)
-    for b in prange(blocks):
-        total = 0
-        for i in range(b * SCAN_BLOCK, min(count, (b + 1) * SCAN_BLOCK)):
-            total += 2 * dist[i] + 1 if dist[i] >= 0 else 0
-        starts[b + 1] = total
-    for b in range(blocks):
-        starts[b + 1] += starts[b]
-    for b in prange(blocks):
-        total = starts[b]
-        for i in range(b * SCAN_BLOCK, min(count, (b + 1) * SCAN_BLOCK)):
-            out_off[i] = total
-            total += 2 * dist[i] + 1 if dist[i] >= 0 else 0
-    return starts[blocks]
+    """Slot start per lane for ``2d+1`` runs (none when ``d < 0``); returns the total."""
+    for i in prange(dist.shape[0]):
+        out_off[i] = 2 * dist[i] + 1 if dist[i] >= 0 else 0
+    return _scan_in_place(out_off, True)
 
 
 @njit(parallel=True, nogil=True, cache=True)
@@ -198,12 +196,10 @@ def place_lanes(lo, dist, start, end, n_ops, out_dist, out_start, out_end, out_n
         out_nops[lo + i] = 0 if n_ops is None else n_ops[i]
 
 
-@njit(nogil=True, cache=True)
+@njit(parallel=True, nogil=True, cache=True)
 def scored_slots(q_off, t_off, out):
     """``out[i]``: lane i's first CIGAR slot when lane i has ``m + n + 2`` slots (lengths from
     the staged offsets); returns the total."""
-    total = 0
-    for i in range(out.shape[0]):
-        out[i] = total
-        total += (q_off[i + 1] - q_off[i]) + (t_off[i + 1] - t_off[i]) + 2
-    return total
+    for i in prange(out.shape[0]):
+        out[i] = (q_off[i + 1] - q_off[i]) + (t_off[i + 1] - t_off[i]) + 2
+    return _scan_in_place(out, True)

@@ -228,12 +228,10 @@ def _text_kind(p: AnyPacked) -> str:
     return "str" if p.code_dtype == np.uint32 else "bytes"
 
 
-def check_same_kind(a: AnyPacked, b: AnyPacked, a_name: str, b_name: str) -> None:
-    """Text lists compared with each other must both be str or both bytes (TypeError otherwise).
-
-    Then both have one code width: ASCII ``str`` read in place (bytes) is widened to
-    code points when the other side holds wider ones.
-    """
+def match_kinds(a: AnyPacked, b: AnyPacked, a_name: str, b_name: str) -> None:
+    """Give two text lists compared with each other one code width: both must be str or both
+    bytes (TypeError otherwise), and ASCII ``str`` read in place (bytes) is widened to code
+    points when the other side holds wider ones."""
     if len(a) and len(b) and _text_kind(a) != _text_kind(b):
         raise TypeError(f"{a_name} are {_text_kind(a)} but {b_name} are {_text_kind(b)}: "
                         "compare str with str or bytes with bytes")
@@ -246,7 +244,7 @@ def pack_text(seqs: object, what: str = "strings", lazy: bool = False) -> AnyPac
     """Pack text: str by Unicode code point (uint32), bytes by byte (uint8).
 
     ``lazy``: as for :func:`pack_dna`; a list of ASCII ``str`` then comes back as bytes
-    (:class:`~readalign.engine.pyobjects.StringRows`), widened by :func:`check_same_kind`
+    (:class:`~readalign.engine.pyobjects.StringRows`), widened by :func:`match_kinds`
     when the other side needs code points.
     """
     if _is_fixed_width(seqs):
