@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -23,6 +24,18 @@ def _has_gpu() -> bool:
 HAS_GPU = _has_gpu()
 REPO = Path(__file__).resolve().parent.parent
 """The repository root (tests sit in subfolders that mirror the package)."""
+
+
+def under_simulator(*args: str, timeout: int = 900) -> str:
+    """Run ``python -W ignore *args`` in a new process on numba's CUDA simulator; its stdout.
+
+    The test fails, with the tail of stderr, when the process exits non-zero.
+    """
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    out = subprocess.run([sys.executable, "-W", "ignore", *args], env=env, capture_output=True,
+                         text=True, timeout=timeout)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout
 
 
 def unavailable(msg: str, fix: str) -> NoReturn:

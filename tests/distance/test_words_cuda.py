@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import HAS_GPU
+from conftest import HAS_GPU, under_simulator
 from numba import njit
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
@@ -73,12 +70,8 @@ def test_myers_builds_on_the_cpu(sorted_masks, bits):
 
 def test_cuda_words_under_simulator():
     """Tiny lists (lengths 0-70, empties, Unicode) and pairs: GPU block == CPU block."""
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    out = subprocess.run([sys.executable, "-W", "ignore", str(HERE / "words_cuda_check.py"),
-                          "7", "8", "70", "12"], env=env, capture_output=True, text=True,
-                         timeout=900)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert "identical on CPU and GPU" in out.stdout
+    out = under_simulator(str(HERE / "words_cuda_check.py"), "7", "8", "70", "12")
+    assert "identical on CPU and GPU" in out
 
 
 def _random_words(rng, count: int, lo: int, hi: int, alphabet: str) -> list:

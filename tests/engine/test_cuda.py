@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import HAS_GPU
+from conftest import HAS_GPU, under_simulator
 
 import readalign
 
@@ -18,11 +17,7 @@ gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
 
 def test_kernels_under_cuda_simulator():
     """Small batches whose lanes differ in length and finish at different times."""
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    out = subprocess.run([sys.executable, str(HERE / "gpu_check.py"), "48", "70"], env=env,
-                         capture_output=True, text=True, timeout=900)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert "identical on CPU and GPU" in out.stdout
+    assert "identical on CPU and GPU" in under_simulator(str(HERE / "gpu_check.py"), "48", "70")
 
 
 def test_cuda_backend_without_gpu_is_an_error():
@@ -108,7 +103,4 @@ def test_gpu_buffers_are_kept_per_thread_until_freed():
             "assert d.shape[0] >= 7 and list(d.copy_to_host()[:7]) == list(range(7))\n"
             "assert list(a.iota('o', 9).copy_to_host()[:9]) == list(range(9))\n"
             "print('ok')\n")
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=120)
-    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+    assert under_simulator("-c", code, timeout=120).strip() == "ok"

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
 
 import numpy as np
 import pytest
-from conftest import HAS_GPU, REPO, require_module
+from conftest import HAS_GPU, REPO, require_module, under_simulator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scored_oracle import align as oracle
@@ -206,12 +205,8 @@ def test_bad_calls_name_the_problem():
 
 def test_cuda_simulator_equals_cpu():
     """The scored CUDA kernels under numba's simulator give the CPU's results, pair for pair."""
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    out = subprocess.run([sys.executable, "-W", "ignore", str(REPO / "tests" / "engine" /
-                                                              "scored_gpu_check.py"), "40", "70"],
-                         env=env, capture_output=True, text=True, timeout=900)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert "identical on CPU and GPU" in out.stdout
+    out = under_simulator(str(REPO / "tests" / "engine" / "scored_gpu_check.py"), "40", "70")
+    assert "identical on CPU and GPU" in out
 
 
 @pytest.mark.gpu

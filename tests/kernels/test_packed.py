@@ -9,14 +9,12 @@ a million mixed pairs.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import HAS_GPU
+from conftest import HAS_GPU, under_simulator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
@@ -105,11 +103,8 @@ def test_pairs_share_a_thread_only_when_their_shapes_match():
 
 
 def test_packed_kernel_under_cuda_simulator():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    out = subprocess.run([sys.executable, str(HERE / "packed_check.py"), "24", "40"], env=env,
-                         capture_output=True, text=True, timeout=900)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert "identical to the 32-bit pass" in out.stdout
+    assert "identical to the 32-bit pass" in under_simulator(str(HERE / "packed_check.py"), "24",
+                                                             "40")
 
 
 @pytest.mark.gpu
