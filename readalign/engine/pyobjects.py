@@ -4,16 +4,17 @@ Handing numpy a list of ``str`` costs CPython 70-150 ns a string (one object
 visit, one encode, one copy, on one core), which is more than the GPU spends
 aligning the pair. A compact ASCII ``str`` and a ``bytes`` keep their letters
 inline after a fixed header, so compiled loops can read each element's type,
-length and letters straight from memory, in parallel: the only per-element
-work on the Python side is one C-level ``tuple(list)``, which also keeps every
-element alive while the loops and the GPU staging read it (and, its elements being
-strings, is taken off the cycle collector's lists, which would otherwise visit each one).
+length and letters straight from memory, in parallel. The only per-element
+work outside them is keeping every element alive while the loops and the GPU
+staging read it: :class:`readalign.engine.pyrefs.References`, which counts on
+every core while this thread keeps the GIL (``tuple(list)`` did it on one core).
 
 The header layout is probed once per process against what Python itself
-reports (offsets, the compact/ASCII flags, a tuple's item pointers). Where it
-does not match (another implementation or build) nothing here is used; where
-an element is not an exact ``str`` of ASCII letters (or an exact ``bytes``)
-the caller takes its general path, which names a bad element by index.
+reports (offsets, the compact/ASCII flags, a list's and a tuple's item
+pointers). Where it does not match (another implementation or build) nothing
+here is used; where an element is not an exact ``str`` of ASCII letters (or an
+exact ``bytes``) the caller takes its general path, which names a bad element
+by index.
 """
 
 from __future__ import annotations
@@ -25,30 +26,15 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 
 import numpy as np
-from numba import carray, njit, prange, types
-from numba.extending import intrinsic
+from numba import carray, njit, prange
 
 from ..runtime.host_copy import copy_run
 from .flatseq import offsets_of
+from .pyrefs import References
+from .rawmemory import bytes_at, words_at
 
 COMPACT_ASCII = 0x60
 """The ``compact`` and ``ascii`` bits of a ``str``'s state byte: its letters are inline bytes."""
-
-
-def _pointer_to(item):
-    """A compiled ``f(address)`` that reads the memory at ``address`` as ``item*``."""
-    pointer = types.CPointer(item)
-
-    @intrinsic
-    def at(typingctx, address):
-        def codegen(context, builder, signature, args):
-            return builder.inttoptr(args[0], context.get_value_type(pointer))
-        return pointer(types.int64), codegen
-    return at
-
-
-_bytes_at = _pointer_to(types.uint8)
-_words_at = _pointer_to(types.int64)
 
 
 @dataclass(frozen=True)
@@ -64,18 +50,19 @@ class Layout:
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def _scan(items, count, want_type, ascii_only, type_at, size_at, state_at, data_at):
-    """Each element's letter address and length; the count of elements that do not qualify."""
+def _scan(objects, want_type, ascii_only, type_at, size_at, state_at, data_at):
+    """Each object's letter address and length; the count of objects that do not qualify."""
+    count = objects.shape[0]
     addresses = np.empty(count, dtype=np.int64)
     lengths = np.empty(count, dtype=np.int64)
     bad = 0
     for i in prange(count):
-        obj = _words_at(items + 8 * i)[0]
-        ok = _words_at(obj + type_at)[0] == want_type
+        obj = objects[i]
+        ok = words_at(obj + type_at)[0] == want_type
         if ok and ascii_only:
-            ok = (_bytes_at(obj + state_at)[0] & COMPACT_ASCII) == COMPACT_ASCII
+            ok = (bytes_at(obj + state_at)[0] & COMPACT_ASCII) == COMPACT_ASCII
         addresses[i] = obj + data_at
-        lengths[i] = _words_at(obj + size_at)[0] if ok else 0
+        lengths[i] = words_at(obj + size_at)[0] if ok else 0
         bad += 0 if ok else 1
     return addresses, lengths, bad
 
@@ -87,7 +74,7 @@ def _stage(addresses, idx, lo, dst_off, table, use_table, dst):
     for i in prange(count):
         base = dst_off[i]
         n = dst_off[i + 1] - base
-        src = carray(_bytes_at(addresses[idx[lo + i]]), (n,))
+        src = carray(bytes_at(addresses[idx[lo + i]]), (n,))
         if use_table:
             for j in range(n):
                 dst[base + j] = table[src[j]]
@@ -115,7 +102,14 @@ def _matches(lay: Layout) -> bool:
                 or ctypes.string_at(id(b) + lay.bytes_data, len(b)) != b):
             return False
     items = samples + (b"x",)
-    return all(_word(id(items) + lay.items_at + 8 * i) == id(x) for i, x in enumerate(items))
+    listed = list(items)
+    return all(_word(id(items) + lay.items_at + 8 * i) == id(x)
+               and _word(items_of(listed, lay) + 8 * i) == id(x) for i, x in enumerate(items))
+
+
+def items_of(seq: list | tuple, lay: Layout) -> int:
+    """Address of the item pointers of an exact ``list`` (held apart) or ``tuple`` (inline)."""
+    return _word(id(seq) + lay.items_at) if type(seq) is list else id(seq) + lay.items_at
 
 
 @cache
@@ -140,9 +134,9 @@ class StringRows:
 
     wide: bool = False
 
-    def __init__(self, items: tuple, kind: type, addresses: np.ndarray, lengths: np.ndarray,
+    def __init__(self, refs: References, kind: type, addresses: np.ndarray, lengths: np.ndarray,
                  table: np.ndarray | None) -> None:
-        self.items = items
+        self.refs = refs  # keeps every element alive while its letters may be read
         self.kind = kind
         self.addresses = addresses
         self.lengths = lengths
@@ -193,32 +187,13 @@ def read_strings(seqs: object, table: np.ndarray | None) -> StringRows | None:
     lay = layout()
     if lay is None:
         return None
-    items = tuple(seqs)
+    if type(seqs) is not list and type(seqs) is not tuple:
+        seqs = tuple(seqs)  # a subclass may iterate differently from its item pointers
+    refs = References(seqs, items_of(seqs, lay))
     is_str = kind is str
-    addresses, lengths, bad = _scan(id(items) + lay.items_at, len(items), id(kind), is_str,
-                                    lay.type_at, lay.size_at, lay.state_at,
-                                    lay.str_data if is_str else lay.bytes_data)
+    addresses, lengths, bad = _scan(refs.pointers, id(kind), is_str, lay.type_at, lay.size_at,
+                                    lay.state_at, lay.str_data if is_str else lay.bytes_data)
     if bad:
+        refs.drop()
         return None
-    _gc_untrack(items)
-    return StringRows(items, kind, addresses, lengths, table)
-
-
-def _gc_untrack(items: tuple) -> None:
-    """Take a tuple of ``str``/``bytes`` off the cycle collector's lists.
-
-    Strings cannot form cycles, and CPython's collector untracks such a tuple
-    itself, but only after visiting every element once per collection it
-    survives: millions of cache misses inside the caller's timed work (0.12 s
-    for two lists of a million 150-letter reads on the H100 host).
-    """
-    _untrack()(items)
-
-
-@cache
-def _untrack():
-    """CPython's ``PyObject_GC_UnTrack``, typed once."""
-    untrack = ctypes.pythonapi.PyObject_GC_UnTrack
-    untrack.argtypes = [ctypes.py_object]
-    untrack.restype = None
-    return untrack
+    return StringRows(refs, kind, addresses, lengths, table)
