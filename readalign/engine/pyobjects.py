@@ -30,7 +30,7 @@ from numba import carray, njit, prange
 
 from ..runtime.host_copy import copy_run
 from .flatseq import offsets_of
-from .pyrefs import References
+from .pyrefs import References, items_of
 from .rawmemory import bytes_at, words_at
 
 COMPACT_ASCII = 0x60
@@ -103,13 +103,9 @@ def _matches(lay: Layout) -> bool:
             return False
     items = samples + (b"x",)
     listed = list(items)
-    return all(_word(id(items) + lay.items_at + 8 * i) == id(x)
-               and _word(items_of(listed, lay) + 8 * i) == id(x) for i, x in enumerate(items))
-
-
-def items_of(seq: list | tuple, lay: Layout) -> int:
-    """Address of the item pointers of an exact ``list`` (held apart) or ``tuple`` (inline)."""
-    return _word(id(seq) + lay.items_at) if type(seq) is list else id(seq) + lay.items_at
+    return all(_word(items_of(items, lay.items_at) + 8 * i) == id(x)
+               and _word(items_of(listed, lay.items_at) + 8 * i) == id(x)
+               for i, x in enumerate(items))
 
 
 @cache
@@ -189,7 +185,7 @@ def read_strings(seqs: object, table: np.ndarray | None) -> StringRows | None:
         return None
     if type(seqs) is not list and type(seqs) is not tuple:
         seqs = tuple(seqs)  # a subclass may iterate differently from its item pointers
-    refs = References(seqs, items_of(seqs, lay))
+    refs = References(seqs, lay.items_at)
     is_str = kind is str
     addresses, lengths, bad = _scan(refs.pointers, id(kind), is_str, lay.type_at, lay.size_at,
                                     lay.state_at, lay.str_data if is_str else lay.bytes_data)

@@ -23,6 +23,7 @@ def _pointer_to(item):
 
 
 bytes_at = _pointer_to(types.uint8)
+halves_at = _pointer_to(types.uint32)
 words_at = _pointer_to(types.int64)
 
 
