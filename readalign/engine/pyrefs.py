@@ -10,12 +10,14 @@ the GIL, so no Python code runs meanwhile: one compiled call (without
 ``nogil``) starts them with ``pthread_create``, does a share itself and joins
 them, running no Python bytecode in between, where the interpreter could hand
 the GIL to another thread (numba's parallel regions release it, so they cannot
-be used for this). Each thread takes the objects whose address
-falls in its share of the address space, so no two threads ever change one
-object's count, and counts change through CPython's own ``Py_IncRef`` and
-``Py_DecRef``. A helper thread never frees an object: where a count would
-reach zero (the list let go of the element meanwhile), the calling thread
-drops that reference afterwards.
+be used for this); joining the threads also makes their writes visible to it.
+Each thread takes the objects whose address falls in its share of the address
+space, so no two threads ever change one object's count. An ordinary count
+changes inline, as CPython's own macros change a mortal object's count in
+every version with the GIL; any other (an immortal object's, from 3.12) goes
+through ``Py_IncRef``/``Py_DecRef``. A helper thread never frees an object:
+where a count could reach zero (the list let go of the element meanwhile), the
+calling thread drops that reference afterwards.
 
 Where that reasoning does not hold (a debug build, whose counting touches
 per-thread state; a build without the GIL), where ``pthread_create`` is not
@@ -48,8 +50,6 @@ PER_THREAD = 1 << 15
 _TAKE, _DROP = 0, 1
 _SHARE_BITS = 12
 """Objects are shared out by their address's 4 KiB page, so a thread's objects lie together."""
-
-
 ORDINARY = 1 << 30
 """Counts below this are plain numbers in every CPython with the GIL; an immortal object's
 count (3.12 on) is above it, and only the C API's own functions change those."""
