@@ -105,11 +105,20 @@ def _run_share(block):
                     carray(bytes_at(last), count), inline)
 
 
-@cfunc(types.voidptr(types.voidptr), cache=True)
 def _thread_main(arg):
     """A helper thread's start routine: its share of the work, described at ``arg``."""
     _run_share(carray(arg, 8, np.int64))
     return arg
+
+
+@cache
+def _start_routine() -> int:
+    """Address of :func:`_thread_main` compiled as a C function, on first use.
+
+    A ``cfunc`` compiles (or loads from numba's cache) when it is made: made at import,
+    it cost every process about 0.1 s, threads or not.
+    """
+    return cfunc(types.voidptr(types.voidptr), cache=True)(_thread_main).address
 
 
 def _c_function(arity: int):
@@ -193,7 +202,7 @@ def _run(blocks: np.ndarray) -> None:
         for block in blocks:
             _run_share(block)
         return
-    _run_all(blocks, np.zeros(len(blocks), dtype=np.int64), *threads, _thread_main.address)
+    _run_all(blocks, np.zeros(len(blocks), dtype=np.int64), *threads, _start_routine())
 
 
 def _drop(pointers: np.ndarray, parts: int) -> None:
