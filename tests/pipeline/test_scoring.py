@@ -207,3 +207,29 @@ def test_edit_preset_refuses_reads_too_long_for_its_costs():
     with pytest.raises(InputError, match="--preset edit aligns reads up to about .* this batch "
                                          "has a 20,000-base read"):
         edit_scores(np.array([20_000]), np.array([20_040]))
+
+
+@pytest.mark.parametrize("preset", ["sr", "edit"])
+def test_the_benchmarks_kernel_stand_in_serves_both_presets(tmp_path, preset):
+    """``benchmarks.pipeline --skip-align`` times every stage but the kernel: its stand-in
+    places each read ungapped at the pad and must give what assembly needs for either preset
+    (the scored preset needs scores and read spans)."""
+    from benchmarks._simulate import simulate
+    from benchmarks._standin import ungapped_aligner
+
+    fa, reads, cands, _n = simulate(str(tmp_path), 2_000, 200_000, seed=5)
+    out = tmp_path / f"{preset}.bam"
+    opts = Options(reference=fa, reads=reads, candidates=cands, output=str(out), backend="cpu",
+                   threads=2, scoring=read_scoring(preset), command_line="test")
+    run(opts, aligner=ungapped_aligner(opts.pad))
+    ref = pysam.FastaFile(fa)
+    with pysam.AlignmentFile(str(out), "rb") as bam:
+        recs = [r for r in bam if not r.is_secondary]
+    mapped = [r for r in recs if not r.is_unmapped]
+    assert len(recs) == 2_000 and len(mapped) >= 1_990  # a read may sit off its pad
+    for r in mapped[:300]:
+        window = ref.fetch(r.reference_name, r.reference_start, r.reference_end)
+        mism = sum(a != b for a, b in zip(r.query_sequence, window, strict=True))
+        assert r.cigarstring == f"{r.query_length}M" and r.get_tag("NM") == mism
+        if preset == "sr":
+            assert r.get_tag("AS") == (r.query_length - mism) * 1 - 4 * mism
