@@ -38,10 +38,11 @@ def _registers(kernel) -> int | str:
         return f"n/a ({type(exc).__name__})"
 
 
-def time_packed(reads, windows, infix: bool, k: int, dpx: bool, repeats: int = 5) -> dict:
-    """Seconds of the packed pass over all pairs (resident on the device) and of the 32-bit
-    distance-only pass over the same pairs; ``differ``: pairs whose distance or end column
-    differ between the two."""
+def time_packed(reads, windows, infix: bool, k: int, repeats: int = 5) -> dict:
+    """Seconds of the 32-bit distance-only pass over all pairs (resident on the device),
+    ``wide_s``, and of the packed pass over the same pairs, with Hopper's 16x2 minima and
+    without (``packed_s``, ``regs`` and ``differ`` keyed by ``dpx`` True/False); ``differ``:
+    pairs whose distance or end column differ from the 32-bit pass's."""
     from numba import cuda
     from readalign.kernels.cuda import launch
     from readalign.kernels.cuda_packed import packed_kernel
@@ -61,13 +62,8 @@ def time_packed(reads, windows, infix: bool, k: int, dpx: bool, repeats: int = 5
     da, db = cuda.to_device(pair_a, stream=stream), cuda.to_device(pair_b, stream=stream)
     dist = cuda.device_array(count, np.int32, stream=stream)
     end = cuda.device_array(count, np.int64, stream=stream)
-    kernel = packed_kernel(k, dpx)
     threads = pair_a.shape[0]
     blocks = (threads + engine_cuda.THREADS_PER_BLOCK - 1) // engine_cuda.THREADS_PER_BLOCK
-
-    def packed():
-        launch(kernel, blocks, engine_cuda.THREADS_PER_BLOCK, stream, dq, dqo, dt, dto, da, db,
-               infix, -1, N_CODE, dist, end)
 
     job = Job(infix=infix, max_distance=-1, n_code=N_CODE, eqx=False, with_cigar=False, k=k)
     seqs = (dq, dqo, dt, dto, cuda.to_device(order, stream=stream))
@@ -76,17 +72,26 @@ def time_packed(reads, windows, infix: bool, k: int, dpx: bool, repeats: int = 5
     def wide():
         return engine_cuda.launch_forward(pool, seqs, job, k, count, m_max, n_max)
 
-    packed()
     outs = wide()
     stream.synchronize()
     ref_dist = np.empty(count, np.int32)
     ref_end = np.empty(count, np.int64)
     ref_dist[order] = outs[2].copy_to_host()
     ref_end[order] = outs[4].copy_to_host()
-    differ = int(((dist.copy_to_host() != ref_dist) | (end.copy_to_host() != ref_end)).sum())
-    return {"pairs": count, "threads": threads,
-            "cells": int((q.lengths * t.lengths).sum()),
-            "packed_s": _median_seconds(packed, stream, repeats),
-            "wide_s": _median_seconds(wide, stream, repeats),
-            "regs": _registers(kernel),
-            "differ": differ}
+    found = {"pairs": count, "threads": threads, "cells": int((q.lengths * t.lengths).sum()),
+             "wide_s": _median_seconds(wide, stream, repeats), "packed_s": {}, "regs": {},
+             "differ": {}}
+    for dpx in (True, False):
+        kernel = packed_kernel(k, dpx)
+
+        def packed(kernel=kernel):
+            launch(kernel, blocks, engine_cuda.THREADS_PER_BLOCK, stream, dq, dqo, dt, dto, da,
+                   db, infix, -1, N_CODE, dist, end)
+
+        packed()
+        stream.synchronize()
+        found["differ"][dpx] = int(((dist.copy_to_host() != ref_dist)
+                                    | (end.copy_to_host() != ref_end)).sum())
+        found["packed_s"][dpx] = _median_seconds(packed, stream, repeats)
+        found["regs"][dpx] = _registers(kernel)
+    return found

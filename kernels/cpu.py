@@ -43,7 +43,7 @@ def _pair(qoff, toff, p):
 
 
 @njit(cache=True)
-def _vote_cpu(done):
+def vote_alone(done):
     """One lane is its own warp on the CPU: leave the loop when it is done."""
     return done
 
@@ -65,7 +65,7 @@ def chunk_kernel(K: int):
     Compiled once per machine and kept in numba's disk cache, keyed by ``K``
     and the kernel sources.
     """
-    ns = build(njit(cache=False), _vote_cpu, K)
+    ns = build(njit(cache=False), vote_alone, K)
     forward = ns.forward
     traceback = ns.traceback
     spans = ns.spans
@@ -114,7 +114,7 @@ def chunk_kernel(K: int):
 @cache
 def scored_chunk_kernel(K: int):
     """Return the kernel that aligns one chunk with scores (:mod:`.scored_quadrant`), size ``K``."""
-    ns = scored_quadrant.build(njit(cache=False), _vote_cpu, K)
+    ns = scored_quadrant.build(njit(cache=False), vote_alone, K)
     forward = ns.forward
     traceback = ns.traceback
     row_size = ns.row_size

@@ -23,7 +23,7 @@ def packed_kernel(K: int, dpx: bool = True):
     instructions (sm_90), else plain integer arithmetic (always so under the simulator)."""
     device = cuda.jit(device=True)
     ops = lanes16.dpx_ops() if dpx and not simulated() else lanes16.swar_ops(device)
-    forward2 = packed.build(device, vote_helper(True), ops, K).forward2
+    thread2 = packed.build(device, vote_helper(True), ops, K).thread2
     ROW = FAST_PATH_MAX + 1
 
     @cuda.jit
@@ -33,17 +33,8 @@ def packed_kernel(K: int, dpx: bool = True):
         p = cuda.grid(1)
         if p >= pair_a.shape[0]:
             return
-        row = cuda.local.array(ROW, uint32)
-        strip = cuda.local.array(K, uint32)
-        qk = cuda.local.array(K, uint32)
-        a = pair_a[p]
-        b = pair_b[p]
-        da, ea, db, eb = forward2(q, qoff[a], qoff[b], qoff[a + 1] - qoff[a], t, toff[a],
-                                  toff[b], toff[a + 1] - toff[a], infix, max_dist, n_code, row,
-                                  strip, qk)
-        dist[a] = da
-        ref_end[a] = ea
-        dist[b] = db
-        ref_end[b] = eb
+        thread2(q, qoff, t, toff, pair_a, pair_b, p, infix, max_dist, n_code, dist, ref_end,
+                cuda.local.array(ROW, uint32), cuda.local.array(K, uint32),
+                cuda.local.array(K, uint32))
 
     return packed_forward_kernel

@@ -36,7 +36,8 @@ def build(device_jit, vote_all, ops, K: int) -> SimpleNamespace:
     """Compile the packed distance-only forward pass for quadrant size ``K`` with ``ops``.
 
     ``ops`` is one of :mod:`.lanes16`'s lane-operation sets. Returns a namespace with
-    ``forward2``.
+    ``forward2`` (two pairs) and ``thread2`` (what one thread of the pass does: both backends
+    call it).
     """
     min3 = ops.min3
     min2 = ops.min2
@@ -144,4 +145,21 @@ def build(device_jit, vote_all, ops, K: int) -> SimpleNamespace:
             end_b = 0
         return best_a, end_a, best_b, end_b
 
-    return SimpleNamespace(forward2=device_jit(named_for(forward2, tag)), K=K)
+    forward2 = device_jit(named_for(forward2, tag))
+
+    def thread2(q, qoff, t, toff, pair_a, pair_b, p, infix, max_dist, n_code, dist, ref_end,
+                row, strip, qk):
+        """Thread ``p``'s two pairs ``pair_a[p]`` and ``pair_b[p]`` (equal shapes): their
+        distances and end columns into ``dist``/``ref_end`` at the pairs' own positions."""
+        a = pair_a[p]
+        b = pair_b[p]
+        da, ea, db, eb = forward2(q, qoff[a], qoff[b], qoff[a + 1] - qoff[a], t, toff[a],
+                                  toff[b], toff[a + 1] - toff[a], infix, max_dist, n_code, row,
+                                  strip, qk)
+        dist[a] = da
+        ref_end[a] = ea
+        dist[b] = db
+        ref_end[b] = eb
+
+    return SimpleNamespace(forward2=forward2,
+                           thread2=device_jit(named_for(thread2, f"{tag}_thread")), K=K)

@@ -8,6 +8,7 @@ import numpy as np
 from numba import njit
 
 from . import lanes16, packed
+from .cpu import vote_alone
 from .quadrant import FAST_PATH_MAX
 
 
@@ -36,17 +37,11 @@ def pair_up(qoff, toff, order):
     return pair_a[:threads], pair_b[:threads]
 
 
-@njit(cache=True)
-def _vote_alone(done):
-    """One thread is its own warp on the CPU."""
-    return done
-
-
 @cache
 def cpu_packed(K: int):
     """The packed pass on the CPU with the plain-arithmetic lane operations: the same source
     the GPU compiles, so tests can hold it against the 32-bit pass and an oracle."""
-    forward2 = packed.build(njit, _vote_alone, lanes16.swar_ops(njit), K).forward2
+    thread2 = packed.build(njit, vote_alone, lanes16.swar_ops(njit), K).thread2
 
     @njit
     def run(q, qoff, t, toff, pair_a, pair_b, infix, max_dist, n_code, dist, ref_end):
@@ -54,14 +49,7 @@ def cpu_packed(K: int):
         strip = np.empty(K, np.uint32)
         qk = np.empty(K, np.uint32)
         for p in range(pair_a.shape[0]):
-            a = pair_a[p]
-            b = pair_b[p]
-            da, ea, db, eb = forward2(q, qoff[a], qoff[b], qoff[a + 1] - qoff[a], t, toff[a],
-                                      toff[b], toff[a + 1] - toff[a], infix, max_dist, n_code,
-                                      row, strip, qk)
-            dist[a] = da
-            ref_end[a] = ea
-            dist[b] = db
-            ref_end[b] = eb
+            thread2(q, qoff, t, toff, pair_a, pair_b, p, infix, max_dist, n_code, dist, ref_end,
+                    row, strip, qk)
 
     return run

@@ -31,7 +31,7 @@ from numba import carray, njit, prange
 from ..runtime.host_copy import copy_run
 from .flatseq import offsets_of
 from .pyrefs import References, items_of
-from .rawmemory import bytes_at, words_at
+from .rawmemory import bytes_at, word, words_at
 
 COMPACT_ASCII = 0x60
 """The ``compact`` and ``ascii`` bits of a ``str``'s state byte: its letters are inline bytes."""
@@ -83,28 +83,24 @@ def _stage(addresses, idx, lo, dst_off, table, use_table, dst):
     dst[dst_off[count]] = 0
 
 
-def _word(address: int) -> int:
-    return ctypes.c_int64.from_address(address).value
-
-
 def _matches(lay: Layout) -> bool:
     """Whether ``lay`` reads back what Python reports for sample objects."""
     samples = ("ACGT" * 9, "", "n", "\u00e9" * 3, "\u20ac")
     for s in samples:
         state = ctypes.c_uint8.from_address(id(s) + lay.state_at).value & COMPACT_ASCII
-        if (_word(id(s) + lay.type_at) != id(str) or _word(id(s) + lay.size_at) != len(s)
+        if (word(id(s) + lay.type_at) != id(str) or word(id(s) + lay.size_at) != len(s)
                 or (state == COMPACT_ASCII) != s.isascii()):
             return False
         if s.isascii() and ctypes.string_at(id(s) + lay.str_data, len(s)) != s.encode():
             return False
     for b in (b"ACGT" * 9, b"", b"\xff\x00"):
-        if (_word(id(b) + lay.type_at) != id(bytes) or _word(id(b) + lay.size_at) != len(b)
+        if (word(id(b) + lay.type_at) != id(bytes) or word(id(b) + lay.size_at) != len(b)
                 or ctypes.string_at(id(b) + lay.bytes_data, len(b)) != b):
             return False
     items = samples + (b"x",)
     listed = list(items)
-    return all(_word(items_of(items, lay.items_at) + 8 * i) == id(x)
-               and _word(items_of(listed, lay.items_at) + 8 * i) == id(x)
+    return all(word(items_of(items, lay.items_at) + 8 * i) == id(x)
+               and word(items_of(listed, lay.items_at) + 8 * i) == id(x)
                for i, x in enumerate(items))
 
 

@@ -38,12 +38,12 @@ from llvmlite import ir
 from numba import carray, cfunc, njit, types
 from numba.extending import intrinsic
 
-from .rawmemory import bytes_at, decref_at, halves_at, incref_at, words_at
+from .rawmemory import bytes_at, decref_at, halves_at, incref_at, word, words_at
 
 THREADED_FROM = 1 << 19
 """Fewer elements are counted on the calling thread alone: helper threads share the cores
-with numba's workers, which spin for a while after each parallel region, and at 200,000
-strings one thread took 3.0 ms where four took 6.2 (H100 host, after a parallel region)."""
+with numba's workers, which spin for a while after each parallel region: to take and drop
+200,000 strings right after one, one thread took 3.0 ms and four 6.2 (H100 host)."""
 PER_THREAD = 1 << 15
 """Elements per helper thread at least."""
 
@@ -187,10 +187,13 @@ def helper_threads(count: int) -> int:
     return 1 << (n.bit_length() - 1)
 
 
-def _blocks(op: int, items: int, pointers: np.ndarray, parts: int, last: np.ndarray) -> np.ndarray:
+def _blocks(op: int, items: int, pointers: np.ndarray, parts: int,
+            last: np.ndarray | None = None) -> np.ndarray:
+    """One row per share: what :func:`_run_share` reads (``items``: a take's source, ``last``:
+    a drop's marks)."""
     blocks = np.empty((parts, 8), dtype=np.int64)
-    blocks[:] = (op, items, pointers.shape[0], pointers.ctypes.data, parts, 0, last.ctypes.data,
-                 sys.byteorder == "little")
+    blocks[:] = (op, items, pointers.shape[0], pointers.ctypes.data, parts, 0,
+                 0 if last is None else last.ctypes.data, sys.byteorder == "little")
     blocks[:, 5] = np.arange(parts)
     return blocks
 
@@ -217,7 +220,7 @@ def items_of(seq: list | tuple, items_at: int) -> int:
     """Address of the item pointers of an exact ``list`` (held apart) or ``tuple`` (inline);
     ``items_at`` is their offset in the object (``ob_item``)."""
     at = id(seq) + items_at
-    return ctypes.c_int64.from_address(at).value if type(seq) is list else at
+    return word(at) if type(seq) is list else at
 
 
 class References:
@@ -245,8 +248,7 @@ class References:
             return
         self.pointers = np.empty(count, dtype=np.int64)
         if count:  # the GIL is kept from here to the last reference taken
-            _run(_blocks(_TAKE, items_of(seq, items_at), self.pointers, self.parts,
-                         self.pointers[:0].view(np.uint8)))
+            _run(_blocks(_TAKE, items_of(seq, items_at), self.pointers, self.parts))
         self._finalizer = weakref.finalize(self, _drop, self.pointers, self.parts)
 
     def drop(self) -> None:

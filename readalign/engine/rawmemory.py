@@ -6,6 +6,8 @@ them) and :mod:`readalign.engine.pyrefs` (references held on every core).
 
 from __future__ import annotations
 
+import ctypes
+
 from numba import types
 from numba.extending import intrinsic
 
@@ -20,6 +22,11 @@ def _pointer_to(item):
             return builder.inttoptr(args[0], context.get_value_type(pointer))
         return pointer(types.int64), codegen
     return at
+
+
+def word(address: int) -> int:
+    """The 64-bit word at ``address``, read from Python."""
+    return ctypes.c_int64.from_address(address).value
 
 
 bytes_at = _pointer_to(types.uint8)

@@ -96,17 +96,27 @@ def lane_words(count: int, seed: int) -> np.ndarray:
     return (lo | (hi << 16)).astype(np.uint32)
 
 
+def apply_at(ops, jit):
+    """``f(a, b, c, out, i)``: the lane operations ``ops`` on word triple ``i`` into column
+    ``i`` of ``out`` (min2, min3, ne2 of ``a`` with one code bit pattern), compiled by ``jit``."""
+    min2, min3, ne2 = ops.min2, ops.min3, ops.ne2
+
+    def at(a, b, c, out, i):
+        out[0, i] = min2(a[i], b[i])
+        out[1, i] = min3(a[i], b[i], c[i])
+        out[2, i] = ne2(a[i] & np.uint32(0x01FF01FF))
+    return jit(at)
+
+
 def kernel_for(ops):
     """A kernel applying the lane operations ``ops`` to word triples."""
-    min2, min3, ne2 = ops.min2, ops.min3, ops.ne2
+    at = apply_at(ops, cuda.jit(device=True))
 
     @cuda.jit
     def apply(a, b, c, out):
         i = cuda.grid(1)
         if i < a.shape[0]:
-            out[0, i] = min2(a[i], b[i])
-            out[1, i] = min3(a[i], b[i], c[i])
-            out[2, i] = ne2(a[i] & np.uint32(0x01FF01FF))
+            at(a, b, c, out, i)
     return apply
 
 

@@ -24,18 +24,17 @@ from readalign.kernels.packed_pairs import cpu_packed, pair_up
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
+import packed_check  # noqa: E402  (beside this file)
+
 gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
 
-_ops = lanes16.swar_ops(njit)
-_min2, _min3, _ne2 = _ops.min2, _ops.min3, _ops.ne2
+_apply_at = packed_check.apply_at(lanes16.swar_ops(njit), njit)
 
 
 @njit
 def _apply(a, b, c, out):
     for i in range(a.shape[0]):
-        out[0, i] = _min2(a[i], b[i])
-        out[1, i] = _min3(a[i], b[i], c[i])
-        out[2, i] = _ne2(a[i] & np.uint32(0x01FF01FF))
+        _apply_at(a, b, c, out, i)
 
 
 def _halves(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -43,8 +42,6 @@ def _halves(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_plain_lane_operations_are_per_half_minima():
-    import packed_check
-
     a, b, c = (packed_check.lane_words(200_000, seed) for seed in (1, 2, 3))
     b[::7] = a[::7]
     out = np.empty((3, a.shape[0]), np.uint32)
@@ -110,15 +107,11 @@ def test_packed_kernel_under_cuda_simulator():
 @pytest.mark.gpu
 @gpu
 def test_dpx_lane_operations_equal_the_plain_ones():
-    import packed_check
-
     assert packed_check.compare_lane_ops(4_000_000) == 4_000_000
 
 
 @pytest.mark.gpu
 @gpu
 def test_packed_kernel_equals_the_32_bit_kernel_on_a_million_pairs():
-    import packed_check
-
     assert packed_check.compare(1_000_000, seed=1, max_len=250, ks=(32,),
                                 backend="cuda") == 6_000_000
