@@ -1,9 +1,11 @@
 """BAM records packed in bulk: a whole batch at a time, on every core, no Python object per record.
 
 Each read gets its primary record (or an unmapped one), followed by its other
-valid alignments as secondary records when asked. Every record is sized
-exactly first, a prefix sum gives each read its offset, then all records are
-written in parallel. NM and MD are computed from the CIGAR and the reference.
+valid alignments as secondary records when asked. Each read's records get a slot
+as large as they can be (everything is sized exactly but MD, bounded from the
+CIGAR), all records are written into their slots in parallel, and the slots are
+then copied end to end: one pass over the alignments instead of a sizing pass and
+a writing pass. NM and MD are computed from the CIGAR and the reference.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from ..engine.packing import DNA_CODES
 from ..engine.result import AlignResult
 from ..io.reads import ReadBatch
 from ..io.reference import Reference
-from ..runtime.decimal import decimal_digits, write_decimal
+from ..runtime.decimal import write_decimal
 from .pairs import Pairs
 from .select import Selection
 
@@ -86,11 +88,10 @@ def _same_run(qs, rs, ref_codes):
 
 
 @njit(cache=True, nogil=True)
-def _md(out, o, dry, p, q, q_off, ops, op_off, contig, win_start, ref_start, ref, ref_codes,
+def _md(out, o, p, q, q_off, ops, op_off, contig, win_start, ref_start, ref, ref_codes,
         contig_off):
     """MD string of pair ``p`` (from its CIGAR, oriented read and window) at ``out[o]``.
 
-    With ``dry`` nothing is written: only the length is measured.
     Returns (offset after the string, without its NUL; NM).
     """
     nm = 0
@@ -107,12 +108,9 @@ def _md(out, o, dry, p, q, q_off, ops, op_off, contig, win_start, ref_start, ref
             x = _same_run(qs, rs, ref_codes)
             while x < length:
                 run += x
-                if dry:
-                    o += decimal_digits(run) + 1
-                else:
-                    o = write_decimal(out, o, run)
-                    out[o] = rs[x]
-                    o += 1
+                o = write_decimal(out, o, run)
+                out[o] = rs[x]
+                o += 1
                 run = 0
                 nm += 1
                 qs = qs[x + 1:]
@@ -130,33 +128,49 @@ def _md(out, o, dry, p, q, q_off, ops, op_off, contig, win_start, ref_start, ref
         elif code == 4:  # a soft clip: read bases outside the alignment
             qi += length
         elif code == 2:
-            if dry:
-                o += decimal_digits(run) + 1 + length
-            else:
-                o = write_decimal(out, o, run)
-                out[o] = 94  # '^'
-                o += 1
-                for x in range(length):
-                    out[o + x] = ref[g + x]
-                o += length
+            o = write_decimal(out, o, run)
+            out[o] = 94  # '^'
+            o += 1
+            for x in range(length):
+                out[o + x] = ref[g + x]
+            o += length
             g += length
             run = 0
             nm += length
-    if dry:
-        return o + decimal_digits(run), nm
     return write_decimal(out, o, run), nm
 
 
 @njit(cache=True, nogil=True)
-def _record_size(r, p, has_xs, name_off, seq_off, q, q_off, contig, win_start, ref_start, ops,
-                 op_off, ref, ref_codes, contig_off, nrg):
-    """Exact size in bytes of the record of read ``r`` / pair ``p`` (unmapped if p < 0)."""
+def _md_bound(p, ops, op_off):
+    """Most bytes pair ``p``'s MD string can take, from its CIGAR alone.
+
+    MD is a number before every mismatch and deletion and one at the end; a number's
+    digits are at most its value plus one, the numbers add up to at most the matched
+    bases, and there are at most as many mismatches: 2 x matched + deleted bases
+    + 2 per deletion + 1.
+    """
+    matched = 0
+    deleted = 0
+    dels = 0
+    for k in range(op_off[p], op_off[p + 1]):
+        op = ops[k]
+        length = np.int64(op >> 4)
+        code = op & 15
+        if code == 0 or code == 7 or code == 8:
+            matched += length
+        elif code == 2:
+            deleted += length
+            dels += 1
+    return 2 * matched + deleted + 2 * dels + 1
+
+
+@njit(cache=True, nogil=True)
+def _record_bound(r, p, has_xs, name_off, seq_off, ops, op_off, nrg):
+    """Most bytes the record of read ``r`` / pair ``p`` takes (unmapped if p < 0): exact but MD."""
     m = seq_off[r + 1] - seq_off[r]
     size = 4 + 32 + name_off[r + 1] - name_off[r] + 1 + (m + 1) // 2 + m
     if p >= 0:
-        md_end, _ = _md(ref_codes, 0, True, p, q, q_off, ops, op_off, contig, win_start,
-                        ref_start, ref, ref_codes, contig_off)
-        size += 4 * (op_off[p + 1] - op_off[p]) + 7 + 3 + md_end + 1 + 7
+        size += 4 * (op_off[p + 1] - op_off[p]) + 7 + 3 + _md_bound(p, ops, op_off) + 1 + 7
         if has_xs:
             size += 7
     if nrg > 0:
@@ -246,7 +260,7 @@ def _record(out, o, r, p, flag, mapq, xs, names, name_off, seq, seq_off, qual, h
         out[o + 7] = 77
         out[o + 8] = 68
         out[o + 9] = 90  # 'MDZ'
-        o, nm = _md(out, o + 10, False, p, q, q_off, ops, op_off, contig, win_start, ref_start,
+        o, nm = _md(out, o + 10, p, q, q_off, ops, op_off, contig, win_start, ref_start,
                     ref, ref_codes, contig_off)
         out[o] = 0
         o += 1
@@ -275,16 +289,14 @@ def _emits(r, p, secondary, valid, best):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _sizes(name_off, seq_off, q, q_off, pair_lo, pair_hi, contig, win_start, ref_start, ops,
-           op_off, valid, best, second, secondary, ref, ref_codes, contig_off, nrg):
-    """Bytes and records (and secondary records) each read's records take, in parallel."""
+def _slots(name_off, seq_off, pair_lo, pair_hi, ops, op_off, valid, best, second, secondary, nrg):
+    """Bytes each read's records can take at most, and how many records it gets (in parallel)."""
     nreads = name_off.shape[0] - 1
     size = np.zeros(nreads, np.int64)
     nrec = np.zeros(nreads, np.int64)
     for r in prange(nreads):
         if best[r] < 0:
-            size[r] = _record_size(r, -1, -1, name_off, seq_off, q, q_off, contig, win_start,
-                                   ref_start, ops, op_off, ref, ref_codes, contig_off, nrg)
+            size[r] = _record_bound(r, -1, False, name_off, seq_off, ops, op_off, nrg)
             nrec[r] = 1
             continue
         s = 0
@@ -292,8 +304,7 @@ def _sizes(name_off, seq_off, q, q_off, pair_lo, pair_hi, contig, win_start, ref
         for p in range(pair_lo[r], pair_hi[r]):
             if _emits(r, p, secondary, valid, best):
                 has_xs = p == best[r] and second[r] >= 0
-                s += _record_size(r, p, has_xs, name_off, seq_off, q, q_off, contig, win_start,
-                                  ref_start, ops, op_off, ref, ref_codes, contig_off, nrg)
+                s += _record_bound(r, p, has_xs, name_off, seq_off, ops, op_off, nrg)
                 k += 1
         size[r] = s
         nrec[r] = k
@@ -304,49 +315,81 @@ def _sizes(name_off, seq_off, q, q_off, pair_lo, pair_hi, contig, win_start, ref
 def _fill(out, start, names, name_off, seq, seq_off, qual, has_qual, q, q_off, pair_lo,
           pair_hi, contig, strand, win_start, alscore, ref_start, ref_end, ops, op_off, valid, best,
           second, mapq, secondary, ref, ref_codes, contig_off, nt16, comp16, rg):
-    """Write each read's records at ``out[start[r]]``, in parallel over reads."""
+    """Write each read's records at ``out[start[r]]``, in parallel over reads; their bytes."""
     nreads = name_off.shape[0] - 1
+    used = np.zeros(nreads, np.int64)
     for r in prange(nreads):
         b = best[r]
         if b < 0:
-            _record(out, start[r], r, -1, FLAG_UNMAPPED, 0, -1, names, name_off, seq, seq_off,
-                    qual, has_qual, q, q_off, contig, strand, win_start, alscore, ref_start,
-                    ref_end, ops, op_off, ref, ref_codes, contig_off, nt16, comp16, rg)
+            used[r] = _record(out, start[r], r, -1, FLAG_UNMAPPED, 0, -1, names, name_off, seq,
+                              seq_off, qual, has_qual, q, q_off, contig, strand, win_start,
+                              alscore, ref_start, ref_end, ops, op_off, ref, ref_codes,
+                              contig_off, nt16, comp16, rg) - start[r]
             continue
         o = _record(out, start[r], r, b, FLAG_REVERSE if strand[b] == 1 else 0, mapq[r],
                     second[r], names, name_off, seq, seq_off, qual, has_qual, q, q_off, contig,
                     strand, win_start, alscore, ref_start, ref_end, ops, op_off, ref, ref_codes,
                     contig_off, nt16, comp16, rg)
-        if not secondary:
-            continue
-        for p in range(pair_lo[r], pair_hi[r]):
-            if p != b and _emits(r, p, secondary, valid, best):
-                flag = FLAG_SECONDARY | (FLAG_REVERSE if strand[p] == 1 else 0)
-                o = _record(out, o, r, p, flag, 0, -1, names, name_off, seq, seq_off, qual,
-                            has_qual, q, q_off, contig, strand, win_start, alscore, ref_start,
-                            ref_end, ops, op_off, ref, ref_codes, contig_off, nt16, comp16, rg)
+        if secondary:
+            for p in range(pair_lo[r], pair_hi[r]):
+                if p != b and _emits(r, p, secondary, valid, best):
+                    flag = FLAG_SECONDARY | (FLAG_REVERSE if strand[p] == 1 else 0)
+                    o = _record(out, o, r, p, flag, 0, -1, names, name_off, seq, seq_off, qual,
+                                has_qual, q, q_off, contig, strand, win_start, alscore,
+                                ref_start, ref_end, ops, op_off, ref, ref_codes, contig_off,
+                                nt16, comp16, rg)
+        used[r] = o - start[r]
+    return used
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _close_up(dst, dst_start, src, src_start, used):
+    """Copy each read's ``used[r]`` bytes from ``src[src_start[r]]`` to ``dst[dst_start[r]]``."""
+    for r in prange(used.shape[0]):
+        dst[dst_start[r]:dst_start[r] + used[r]] = src[src_start[r]:src_start[r] + used[r]]
+
+
+class RecordScratch:
+    """The slots :func:`pack_records` writes into, kept from batch to batch.
+
+    A fresh buffer per batch would be faulted in page by page each time; one
+    buffer (grown when a batch needs more) is written at memory speed.
+    """
+
+    def __init__(self) -> None:
+        self._buf = np.empty(0, np.uint8)
+
+    def get(self, nbytes: int) -> np.ndarray:
+        """A buffer of at least ``nbytes`` (its contents are not kept)."""
+        if self._buf.shape[0] < nbytes:
+            self._buf = np.empty(nbytes + (nbytes >> 3), np.uint8)
+        return self._buf
 
 
 def pack_records(batch: ReadBatch, pairs: Pairs, res: AlignResult, sel: Selection,
-                 ref: Reference, secondary: bool, rg: np.ndarray) -> tuple[np.ndarray, int, int]:
+                 ref: Reference, secondary: bool, rg: np.ndarray,
+                 scratch: RecordScratch | None = None) -> tuple[np.ndarray, int, int]:
     """Pack every read of a batch as BAM records, in read order, on every core.
 
-    ``rg`` is the read group ID as bytes (empty: no RG tag). Returns (bytes,
+    ``rg`` is the read group ID as bytes (empty: no RG tag); ``scratch`` is the
+    slot buffer to reuse (a stage keeps one for all its batches). Returns (bytes,
     records written, secondary records written).
     """
     qual = batch.qual if batch.qual is not None else np.zeros(0, np.uint8)
     ops, op_off = res.cigar_ops, res.cigar_offsets
-    size, nrec = _sizes(batch.name_off, batch.seq_off, pairs.q.data, pairs.q.offsets, sel.lo,
-                        sel.hi, pairs.contig, pairs.win_start, res.ref_start, ops, op_off,
-                        sel.valid, sel.best, sel.second, secondary, ref.flat, DNA_CODES,
-                        ref.offsets, rg.shape[0])
-    start = np.zeros(size.shape[0] + 1, np.int64)
-    np.cumsum(size, out=start[1:])
+    bound, nrec = _slots(batch.name_off, batch.seq_off, sel.lo, sel.hi, ops, op_off, sel.valid,
+                         sel.best, sel.second, secondary, rg.shape[0])
+    slot = np.zeros(bound.shape[0] + 1, np.int64)
+    np.cumsum(bound, out=slot[1:])
+    slots = (scratch or RecordScratch()).get(int(slot[-1]))
+    used = _fill(slots, slot, batch.names, batch.name_off, batch.seq, batch.seq_off, qual,
+                 batch.qual is not None, pairs.q.data, pairs.q.offsets, sel.lo, sel.hi,
+                 pairs.contig, pairs.strand, pairs.win_start, sel.alscore, res.ref_start,
+                 res.ref_end, ops, op_off, sel.valid, sel.best, sel.second, sel.mapq, secondary,
+                 ref.flat, DNA_CODES, ref.offsets, NT16, COMP16, rg)
+    start = np.zeros(used.shape[0] + 1, np.int64)
+    np.cumsum(used, out=start[1:])
     out = np.empty(int(start[-1]), np.uint8)
-    _fill(out, start, batch.names, batch.name_off, batch.seq, batch.seq_off, qual,
-          batch.qual is not None, pairs.q.data, pairs.q.offsets, sel.lo, sel.hi, pairs.contig,
-          pairs.strand, pairs.win_start, sel.alscore, res.ref_start, res.ref_end, ops, op_off,
-          sel.valid, sel.best, sel.second, sel.mapq, secondary, ref.flat, DNA_CODES,
-          ref.offsets, NT16, COMP16, rg)
+    _close_up(out, start, slots, slot, used)
     total = int(nrec.sum())
     return out, total, total - nrec.shape[0]

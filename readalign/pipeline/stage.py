@@ -43,7 +43,7 @@ from .header import header_bytes, header_text, parse_rg
 from .output import Output
 from .pairs import Pairs, build_pairs, find_name, match_reads, repeated_names
 from .presets import SR, ReadScoring
-from .records import pack_records
+from .records import RecordScratch, pack_records
 from .select import choose
 
 log = logging.getLogger("readalign")
@@ -264,12 +264,12 @@ def _pairs_stage(items: Iterator[tuple[ReadBatch, CandidateChunk, np.ndarray]], 
 
 
 def assemble(work: Work, ref: Reference, opts: Options, summary: Summary,
-             rg_id: np.ndarray) -> np.ndarray:
+             rg_id: np.ndarray, scratch: RecordScratch | None = None) -> np.ndarray:
     """Best candidate per read, MAPQ, and the batch's BAM records (stage assemble)."""
     batch, pairs, res = work.batch, work.pairs, work.res
     n = len(batch)
     sel = choose(n, pairs, res, opts.scoring, opts.max_distance)
-    buf, nrec, nsec = pack_records(batch, pairs, res, sel, ref, opts.secondary, rg_id)
+    buf, nrec, nsec = pack_records(batch, pairs, res, sel, ref, opts.secondary, rg_id, scratch)
     aligned = int((sel.best >= 0).sum())
     summary.reads_in += n
     summary.aligned += aligned
@@ -286,10 +286,11 @@ def _assemble_stage(writer: Consumer | Inline, ref: Reference, opts: Options, su
                     progress: Progress) -> Callable[[Work], None]:
     """The consumer of aligned batches: assemble records, hand them to the BGZF writer."""
     st = summary.stage_seconds
+    scratch = RecordScratch()  # one thread assembles every batch, in turn
 
     def assemble_batch(work: Work) -> None:
         t0 = time.perf_counter()
-        buf = assemble(work, ref, opts, summary, rg_id)
+        buf = assemble(work, ref, opts, summary, rg_id, scratch)
         st["assemble"] += time.perf_counter() - t0
         writer.put(buf)
         progress.update(summary.reads_in - progress.done, f" ({summary.aligned:,} aligned)")

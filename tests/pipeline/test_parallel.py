@@ -18,7 +18,7 @@ from readalign.pipeline.bgzf import BgzfWriter
 from readalign.pipeline.header import header_bytes, header_text
 from readalign.pipeline.pairs import Pairs
 from readalign.pipeline.presets import EDIT
-from readalign.pipeline.records import pack_records
+from readalign.pipeline.records import _md_bound, pack_records
 from readalign.pipeline.select import choose
 from readalign.pipeline.stage import Options, run
 from readalign.runtime.stages import Consumer, prefetch
@@ -179,6 +179,23 @@ def test_packed_records_read_back_as_expected(secondary, has_qual, rg, tmp_path)
         tags = dict(g.get_tags())
         assert tags.pop("RG", "") == w["rg"]
         assert tags == w["tags"]
+
+
+@pytest.mark.parametrize("seed", [3, 8])
+def test_md_fits_its_bound_which_all_mismatches_reach(seed):
+    """Records are written into slots sized by ``_md_bound``: no MD may exceed it."""
+    b = _batch(np.random.default_rng(seed), 700)
+    ref = b["ref"].tobytes()
+    for p in range(len(b["op_off"]) - 1):
+        cigar = [(int(o) & 15, int(o) >> 4) for o in b["ops"][b["op_off"][p]:b["op_off"][p + 1]]]
+        q = b["q"][b["q_off"][p]:b["q_off"][p + 1]]
+        md = _nm_md(q, ref, int(b["win"][p] + b["ref_start"][p]), cigar)[1]
+        assert len(md) <= _md_bound(p, b["ops"], b["op_off"])
+    worst = [(0, 7), (2, 3), (2, 2), (1, 1), (0, 5)]  # every base a mismatch, deletions at once
+    ops = np.array([n << 4 | op for op, n in worst], np.uint32)
+    md = _nm_md(np.full(13, 4, np.uint8), b"ACGT" * 10, 0, worst)[1]
+    assert md == "0A0C0G0T0A0C0G0^TAC0^GT0A0C0G0T0A0"
+    assert len(md) == _md_bound(0, ops, np.array([0, len(worst)], np.int64))
 
 
 def test_records_identical_whatever_threads_and_batches(tmp_path):
