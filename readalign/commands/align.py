@@ -95,7 +95,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", choices=BACKENDS, default="auto", help="where the kernel runs")
     p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH,
                    help="reads per batch; peak memory grows with it, not with the input (about "
-                        "0.54 GB more per 100,000 reads of batch)")
+                        "0.6 GB more per 100,000 reads of batch)")
     p.add_argument("--summary-json", default=None,
                    help="also write the run summary here (put in place with the output)")
     p.add_argument("--allow-empty", action="store_true",

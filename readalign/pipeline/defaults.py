@@ -2,8 +2,8 @@
 
 DEFAULT_BATCH = 100_000
 """Reads per batch. Up to five batches are in flight (parsed ahead, paired, aligned,
-assembled, compressed), so peak memory is about 1.0 GB plus 0.54 GB per 100,000 reads of
-batch on a 16-core GPU host, whatever the input size; 100k to 500k run at the same speed
-(benchmarks/RESULTS.md)."""
+assembled, compressed), so peak memory is about 1.0 GB plus 0.6 GB per 100,000 reads of
+batch on a 16-core GPU host, whatever the input size (0.54 GB measured there, plus the
+record slots kept since, 0.06 GB); 100k to 500k run at the same speed (benchmarks/RESULTS.md)."""
 DEFAULT_PAD = 20
 """Bases added on each side of a candidate window (``--pad``)."""
