@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from ..engine.packing import DNA_CODES, Packed
+from ..engine.packing import N_CODE, Packed
 
 
 @njit(cache=True, nogil=True)
@@ -102,40 +102,61 @@ def _windows(seq_off, read, contig_len, contig, start, end, pad):
     return ws, we, q_off, t_off
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _code(c):
+    """DNA_CODES[c] without the table: A/C/G/T either case to 0..3, any other byte to N (4).
+
+    Compares instead of a load per base, so LLVM vectorises the loops below
+    (``tests/pipeline/test_pairs.py`` checks every byte against the table).
+    """
+    x = c | np.uint8(32)
+    k = np.uint8(N_CODE)
+    k = np.uint8(0) if x == 97 else k
+    k = np.uint8(1) if x == 99 else k
+    k = np.uint8(2) if x == 103 else k
+    return np.uint8(3) if x == 116 else k
+
+
 @njit(cache=True, nogil=True)
-def _encode(dst, src, codes):
-    """``dst[k] = codes[src[k]]`` (slices: no negative-index checks, so LLVM vectorises)."""
+def _encode(dst, src):
+    """``dst[k] = DNA_CODES[src[k]]`` (slices: no negative-index checks)."""
     for k in range(src.shape[0]):
-        dst[k] = codes[src[k]]
+        dst[k] = _code(src[k])
 
 
 @njit(cache=True, nogil=True)
-def _encode_rc(dst, src, codes):
-    """The reverse complement of ``src`` as engine codes (N stays N)."""
+def _encode_rc(dst, src):
+    """The reverse complement of ``src`` as engine codes (N stays N): encode, then reverse in place."""
     m = src.shape[0]
-    for k in range(m):
-        x = codes[src[m - 1 - k]]
-        dst[k] = 3 - x if x < 4 else x
+    _encode(dst, src)
+    for k in range(m // 2):
+        a = dst[k]
+        b = dst[m - 1 - k]
+        dst[k] = b ^ np.uint8(3) if b < 4 else b
+        dst[m - 1 - k] = a ^ np.uint8(3) if a < 4 else a
+    if m % 2:
+        c = dst[m // 2]
+        dst[m // 2] = c ^ np.uint8(3) if c < 4 else c
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _fill_reads(q, q_off, seq, seq_off, read, strand, codes):
+def _fill_reads(q, q_off, seq, seq_off, read, strand):
     """Each pair's read, oriented by its strand, as engine codes."""
     for p in prange(read.shape[0]):
         r = read[p]
         src = seq[seq_off[r]:seq_off[r + 1]]
         if strand[p] == 0:
-            _encode(q[q_off[p]:q_off[p + 1]], src, codes)
+            _encode(q[q_off[p]:q_off[p + 1]], src)
         else:
-            _encode_rc(q[q_off[p]:q_off[p + 1]], src, codes)
+            _encode_rc(q[q_off[p]:q_off[p + 1]], src)
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _fill_windows(t, t_off, ref, contig_off, contig, ws, we, codes):
+def _fill_windows(t, t_off, ref, contig_off, contig, ws, we):
     """Each pair's reference window as engine codes."""
     for p in prange(ws.shape[0]):
         g = contig_off[contig[p]]
-        _encode(t[t_off[p]:t_off[p + 1]], ref[g + ws[p]:g + we[p]], codes)
+        _encode(t[t_off[p]:t_off[p + 1]], ref[g + ws[p]:g + we[p]])
 
 
 def build_pairs(seq: np.ndarray, seq_off: np.ndarray, read: np.ndarray, contig: np.ndarray,
@@ -148,6 +169,6 @@ def build_pairs(seq: np.ndarray, seq_off: np.ndarray, read: np.ndarray, contig: 
     t = np.empty(int(t_off[-1]) + 1, np.uint8)
     q[-1] = 0
     t[-1] = 0
-    _fill_reads(q, q_off, seq, seq_off, read, strand, DNA_CODES)
-    _fill_windows(t, t_off, ref.flat, ref.offsets, contig, ws, we, DNA_CODES)
+    _fill_reads(q, q_off, seq, seq_off, read, strand)
+    _fill_windows(t, t_off, ref.flat, ref.offsets, contig, ws, we)
     return Pairs(read, contig, strand, ws, Packed(q, q_off), Packed(t, t_off), mapq)
