@@ -7,7 +7,10 @@ and after a kernel change (METHOD.md: look at the report before guessing)::
 
     python -m benchmarks.compile_report --k 8 --cc 9.0
 
-Needs the CUDA toolkit's NVVM and ``ptxas`` (``CUDA_HOME``); no device.
+Needs the CUDA toolkit's NVVM and ``ptxas`` (``CUDA_HOME``); no device. Without a toolkit,
+from wheels: ``pip install numba-cuda nvidia-cuda-nvcc-cu12 nvidia-cuda-cuobjdump
+nvidia-cuda-nvdisasm``, then ``CUDA_HOME=$SITE/nvidia/cuda_nvcc`` and
+``PATH=$SITE/nvidia/cu13/bin:$PATH`` (``$SITE``: that environment's site-packages).
 """
 
 from __future__ import annotations
