@@ -387,6 +387,10 @@ def pack_records(batch: ReadBatch, pairs: Pairs, res: AlignResult, sel: Selectio
                  pairs.contig, pairs.strand, pairs.win_start, sel.alscore, res.ref_start,
                  res.ref_end, ops, op_off, sel.valid, sel.best, sel.second, sel.mapq, secondary,
                  ref.flat, DNA_CODES, ref.offsets, NT16, COMP16, rg)
+    if (used > bound).any():  # cannot happen while _md_bound holds; never write a wrong BAM
+        r = int(np.argmax(used > bound))
+        raise RuntimeError(f"records of read {batch.first + r + 1} took {int(used[r])} bytes, "
+                           f"more than the {int(bound[r])} sized for them (a readalign bug)")
     start = np.zeros(used.shape[0] + 1, np.int64)
     np.cumsum(used, out=start[1:])
     out = np.empty(int(start[-1]), np.uint8)
