@@ -126,17 +126,15 @@ def _encode(dst, src):
 
 @njit(cache=True, nogil=True)
 def _encode_rc(dst, src):
-    """The reverse complement of ``src`` as engine codes (N stays N): encode, then reverse in place."""
+    """The reverse complement of ``src`` as engine codes (N stays N): encode, then swap the
+    ends inward, complementing both (the middle of an odd length meets itself)."""
     m = src.shape[0]
     _encode(dst, src)
-    for k in range(m // 2):
+    for k in range((m + 1) // 2):
         a = dst[k]
         b = dst[m - 1 - k]
         dst[k] = b ^ np.uint8(3) if b < 4 else b
         dst[m - 1 - k] = a ^ np.uint8(3) if a < 4 else a
-    if m % 2:
-        c = dst[m // 2]
-        dst[m // 2] = c ^ np.uint8(3) if c < 4 else c
 
 
 @njit(cache=True, nogil=True, parallel=True)

@@ -319,18 +319,13 @@ def _fill(out, start, names, name_off, seq, seq_off, qual, has_qual, q, q_off, p
     nreads = name_off.shape[0] - 1
     used = np.zeros(nreads, np.int64)
     for r in prange(nreads):
-        b = best[r]
-        if b < 0:
-            used[r] = _record(out, start[r], r, -1, FLAG_UNMAPPED, 0, -1, names, name_off, seq,
-                              seq_off, qual, has_qual, q, q_off, contig, strand, win_start,
-                              alscore, ref_start, ref_end, ops, op_off, ref, ref_codes,
-                              contig_off, nt16, comp16, rg) - start[r]
-            continue
-        o = _record(out, start[r], r, b, FLAG_REVERSE if strand[b] == 1 else 0, mapq[r],
-                    second[r], names, name_off, seq, seq_off, qual, has_qual, q, q_off, contig,
-                    strand, win_start, alscore, ref_start, ref_end, ops, op_off, ref, ref_codes,
-                    contig_off, nt16, comp16, rg)
-        if secondary:
+        b = best[r]  # < 0: the read is unmapped
+        flag = FLAG_UNMAPPED if b < 0 else (FLAG_REVERSE if strand[b] == 1 else 0)
+        o = _record(out, start[r], r, b, flag, mapq[r] if b >= 0 else 0,
+                    second[r] if b >= 0 else -1, names, name_off, seq, seq_off, qual, has_qual,
+                    q, q_off, contig, strand, win_start, alscore, ref_start, ref_end, ops, op_off,
+                    ref, ref_codes, contig_off, nt16, comp16, rg)
+        if secondary and b >= 0:
             for p in range(pair_lo[r], pair_hi[r]):
                 if p != b and _emits(r, p, secondary, valid, best):
                     flag = FLAG_SECONDARY | (FLAG_REVERSE if strand[p] == 1 else 0)
@@ -379,10 +374,10 @@ def pack_records(batch: ReadBatch, pairs: Pairs, res: AlignResult, sel: Selectio
     ops, op_off = res.cigar_ops, res.cigar_offsets
     bound, nrec = _slots(batch.name_off, batch.seq_off, sel.lo, sel.hi, ops, op_off, sel.valid,
                          sel.best, sel.second, secondary, rg.shape[0])
-    slot = np.zeros(bound.shape[0] + 1, np.int64)
-    np.cumsum(bound, out=slot[1:])
-    slots = (scratch or RecordScratch()).get(int(slot[-1]))
-    used = _fill(slots, slot, batch.names, batch.name_off, batch.seq, batch.seq_off, qual,
+    slot_at = np.zeros(bound.shape[0] + 1, np.int64)
+    np.cumsum(bound, out=slot_at[1:])
+    slots = (scratch or RecordScratch()).get(int(slot_at[-1]))
+    used = _fill(slots, slot_at, batch.names, batch.name_off, batch.seq, batch.seq_off, qual,
                  batch.qual is not None, pairs.q.data, pairs.q.offsets, sel.lo, sel.hi,
                  pairs.contig, pairs.strand, pairs.win_start, sel.alscore, res.ref_start,
                  res.ref_end, ops, op_off, sel.valid, sel.best, sel.second, sel.mapq, secondary,
@@ -394,6 +389,6 @@ def pack_records(batch: ReadBatch, pairs: Pairs, res: AlignResult, sel: Selectio
     start = np.zeros(used.shape[0] + 1, np.int64)
     np.cumsum(used, out=start[1:])
     out = np.empty(int(start[-1]), np.uint8)
-    _close_up(out, start, slots, slot, used)
+    _close_up(out, start, slots, slot_at, used)
     total = int(nrec.sum())
     return out, total, total - nrec.shape[0]
