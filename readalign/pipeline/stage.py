@@ -57,6 +57,15 @@ records with about half the CPU of zlib's default (6) for a file 7% larger;
 with htslib's zlib deflating, the whole stage runs about 1.5x faster
 (benchmarks/RESULTS.md).
 """
+GPU_LOOP_THREADS = 2
+"""Threads for the calling thread's own parallel regions while the kernels run on the GPU.
+
+There the calling thread only does bookkeeping between launches (offsets, slots,
+placing results: a few hundred thousand elements a batch); the large copies run on
+the staging worker, which keeps every core. A region of all cores, started while
+the other stages keep them busy, waits for its whole team: on the H100 host, 2M
+reads, runs alternating in one process, 2 threads gave 1.39-1.43M reads/s, 1 thread
+1.34M, all 16 1.27-1.31M (benchmarks/RESULTS.md)."""
 _CAND_DEPTH = 8
 """Candidate chunks parsed ahead of the reads (a batch of 500,000 reads with two
 candidates each takes about 8)."""
@@ -392,6 +401,8 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
         rg_id = np.frombuffer((rg[1] if rg else "").encode(), np.uint8)  # parsed once per run
         assembler = behind(_assemble_stage(writer, ref, opts, summary, rg_id, progress), "assemble",
                            depth=1)
+        if backend != "cpu":
+            numba_threads(GPU_LOOP_THREADS)
         try:  # the GPU backends keep one set of device buffers for the whole run
             for item in work:
                 t = time.perf_counter()
