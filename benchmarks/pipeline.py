@@ -8,11 +8,18 @@ Then runs the whole pipeline and prints a table.
     python -m benchmarks.pipeline --reads 2000000 --backend cuda --json bench.json
     python -m benchmarks.pipeline --reads 2000000 --skip-align   # everything but the kernel
     python -m benchmarks.pipeline --reads 2000000 --presets sr,edit,unit --runs 3
+    python -m benchmarks.pipeline --reads 2000000 --backend cuda --runs 9 --alternate loop-threads=16,2
+    python -m benchmarks.pipeline --reads 2000000 --runs 3 --read-stage-alone
 
 ``--presets`` times the scoring presets one after another on the same files and
 prints their reads/s side by side: ``sr`` (the default), ``edit``, and ``unit``,
 the edit preset's selection on the unit-cost edit-distance kernel that the
 pipeline ran before it scored (no tie rules: the speed it had).
+
+``--alternate`` changes one setting run by run (``benchmarks/_knobs.py``): machines
+of one kind differ in host speed by up to 2x, so settings are compared in one process.
+``--read-stage-alone`` times the read stage with no other stage running, to tell its
+own cost from what the other stages cost it.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import sys
 import tempfile
 import time
 
+from . import _knobs
 from ._simulate import READ_LEN, simulate
 from ._stack_sampler import StackSampler
 from ._standin import ungapped_aligner
@@ -68,8 +76,21 @@ def parse_args() -> argparse.Namespace:
                          "and print where it spent its time")
     ap.add_argument("--sample", action="store_true",
                     help="sample every thread's stack during the last run and print where they were")
+    ap.add_argument("--alternate", default=None, metavar="KNOB=V1,V2,...",
+                    help="change one setting run by run, in turn (knobs: "
+                         f"{', '.join(_knobs.KNOBS)}); --runs counts all runs; prints the "
+                         "median of each value")
+    ap.add_argument("--read-stage-alone", action="store_true",
+                    help="also time the read stage (FASTQ and PAF parsed, candidates matched "
+                         "to reads) with no other stage running, --runs times")
     ap.add_argument("-v", "--verbose", action="store_true", help="debug log of the engine's stages")
-    return ap.parse_args()
+    args = ap.parse_args()
+    if args.alternate:
+        try:
+            _knobs.parse(args.alternate)
+        except ValueError as exc:
+            ap.error(str(exc))
+    return args
 
 
 def cpu_seconds() -> tuple[float, float]:
@@ -197,17 +218,48 @@ def time_cli(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str,
         pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
 
 
-def compare_presets(rates: dict[str, list[float]], stages: dict[str, dict[str, float]]) -> None:
-    """Median reads/s of each preset, each as a share of the first, and the last run's
-    busy seconds per stage."""
+def compare(rates: dict[str, list[float]], stages: dict[str, dict[str, float]],
+            label: str = "preset") -> None:
+    """Median reads/s of each preset (or alternated value), each as a share of the first,
+    and the last run's busy seconds per stage."""
     medians = {k: statistics.median(v) for k, v in rates.items()}
     first = next(iter(medians))
     names = list(next(iter(stages.values())))
-    print(f"{'preset':<8} {'median reads/s':>15} {'runs':>5} {'vs ' + first:>9}  "
+    width = max(8, len(label), *(len(k) for k in medians))
+    print(f"{label:<{width}} {'median reads/s':>15} {'runs':>5} {'vs ' + first:>9}  "
           + " ".join(f"{n:>8}" for n in names))
     for k, v in medians.items():
         busy = " ".join(f"{stages[k][n]:8.2f}" for n in names)
-        print(f"{k:<8} {v:15,.0f} {len(rates[k]):5d} {v / medians[first]:9.2f}  {busy}")
+        print(f"{k:<{width}} {v:15,.0f} {len(rates[k]):5d} {v / medians[first]:9.2f}  {busy}")
+
+
+def time_read_stage(args: argparse.Namespace, ref: str, reads: str, paf: str) -> None:
+    """Time the pipeline's read stage alone: the candidates parsed on their own thread and
+    matched to each batch of reads as ``readalign align`` does, nothing after them."""
+    from readalign.io.candidates import iter_candidates
+    from readalign.io.reads import iter_reads
+    from readalign.io.reference import Reference
+    from readalign.pipeline.stage import _CAND_DEPTH, CandidateStream, RepeatedNames, _read_stage
+    from readalign.runtime.stages import prefetch
+
+    batch = args.batch_size
+    genome = Reference(ref)
+    try:
+        for i in range(max(args.runs, 1)):
+            t = time.perf_counter()
+            chunks = prefetch(iter_candidates(paf, genome, None, False), args.threads,
+                              depth=_CAND_DEPTH, name="readalign-candidates")
+            cands = CandidateStream(chunks, paf, reads)
+            busy = {"read": 0.0}
+            for _item in _read_stage(iter_reads(reads, batch, False), cands, busy,
+                                     RepeatedNames()):
+                pass
+            wall = time.perf_counter() - t
+            print(f"read stage alone, run {i + 1}: {wall:.2f} s = {args.reads / wall:,.0f} "
+                  f"reads/s (busy {busy['read']:.2f} s; batch {batch:,}, {args.threads} "
+                  f"threads)", flush=True)
+    finally:
+        genome.close()
 
 
 def batch_sizes(args: argparse.Namespace) -> list[int]:
@@ -243,8 +295,11 @@ def main() -> None:
 
             logging.basicConfig(level=logging.DEBUG, format="%(message)s")
             logging.getLogger("numba").setLevel(logging.WARNING)
+        knob, values = _knobs.parse(args.alternate) if args.alternate else (None, [None])
         rates: dict[str, list[float]] = {}
         stages: dict[str, dict[str, float]] = {}
+        by_value: dict[str, list[float]] = {}
+        value_stages: dict[str, dict[str, float]] = {}
         for args.preset in presets:
             if args.runs and args.preset != presets[0]:
                 warm_up(args, d)
@@ -252,14 +307,26 @@ def main() -> None:
                 for i in range(args.runs):
                     last = i == args.runs - 1 and args.batch_size == sizes[-1]
                     sampler = StackSampler() if args.sample and last else None
-                    s, wall, cpu, size = run_once(args, d, ref, reads, paf, sampler)
+                    value = values[i % len(values)]
+                    with _knobs.KNOBS[knob](value) if knob else contextlib.nullcontext():
+                        s, wall, cpu, size = run_once(args, d, ref, reads, paf, sampler)
                     rates.setdefault(args.preset, []).append(args.reads / wall)
                     stages[args.preset] = s.stage_seconds
-                    print(f"{args.preset} batch {args.batch_size:,} run {i + 1}: {wall:.2f} s, "
-                          f"{args.reads / wall:,.0f} reads/s, CPU {cpu[0]:.1f} user + "
-                          f"{cpu[1]:.1f} system s ({sum(cpu) / wall:.1f} cores)", flush=True)
+                    setting = ""
+                    if knob:
+                        setting = f" [{knob} {value}]"
+                        by_value.setdefault(value, []).append(args.reads / wall)
+                        value_stages[value] = s.stage_seconds
+                    print(f"{args.preset} batch {args.batch_size:,} run {i + 1}{setting}: "
+                          f"{wall:.2f} s, {args.reads / wall:,.0f} reads/s, CPU {cpu[0]:.1f} "
+                          f"user + {cpu[1]:.1f} system s ({sum(cpu) / wall:.1f} cores)",
+                          flush=True)
         if len(presets) > 1 and args.runs:
-            compare_presets(rates, stages)
+            compare(rates, stages)
+        if knob and args.runs:
+            compare(by_value, value_stages, knob)
+        if args.read_stage_alone:
+            time_read_stage(args, ref, reads, paf)
         for i in range(args.cli):
             time_cli(args, d, ref, reads, paf, args.cli_profile if i == args.cli - 1 else None)
     if not args.runs:

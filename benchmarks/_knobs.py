@@ -1,0 +1,92 @@
+"""Settings the pipeline benchmark can alternate run by run (``--alternate KNOB=V1,V2,...``).
+
+Host speed differs by up to 2x between machines of the same kind, so a change is
+judged by runs that alternate in one process on one machine. Each knob is a context
+manager that holds one value for the length of one pipeline run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
+
+STAGE_THREADS = ("readalign-candidates", "readalign-read", "readalign-pairs",
+                 "readalign-assemble")
+"""The stage threads whose numba thread count ``stage-threads`` sets."""
+
+
+@contextlib.contextmanager
+def _loop_threads(value: str) -> Iterator[None]:
+    """Threads of the align loop's own parallel regions on the GPU (``GPU_LOOP_THREADS``)."""
+    from readalign.pipeline import stage
+
+    saved = stage.GPU_LOOP_THREADS
+    stage.GPU_LOOP_THREADS = int(value)
+    try:
+        yield
+    finally:
+        stage.GPU_LOOP_THREADS = saved
+
+
+@contextlib.contextmanager
+def _stage_threads(value: str) -> Iterator[None]:
+    """numba threads of the candidates, read, pairs and assemble threads."""
+    from readalign.pipeline import stage
+
+    n = int(value)
+    prefetch, consumer = stage.prefetch, stage.Consumer
+
+    def fewer(name: str, threads: int) -> int:
+        return n if name in STAGE_THREADS else threads
+
+    stage.prefetch = lambda items, threads, depth=1, name="readalign-reader": prefetch(
+        items, fewer(name, threads), depth=depth, name=name)
+    stage.Consumer = lambda fn, threads, depth=2, name="readalign-writer": consumer(
+        fn, fewer(name, threads), depth, name=name)
+    try:
+        yield
+    finally:
+        stage.prefetch, stage.Consumer = prefetch, consumer
+
+
+@contextlib.contextmanager
+def _bgzf_threads(value: str) -> Iterator[None]:
+    """Threads that compress the BAM (the run's ``--threads`` otherwise)."""
+    from readalign.pipeline import stage
+
+    output = stage.Output
+    stage.Output = lambda path, sam, sort, threads, level=None, writer="auto": output(
+        path, sam, sort, int(value), level, writer)
+    try:
+        yield
+    finally:
+        stage.Output = output
+
+
+@contextlib.contextmanager
+def _switch_interval(value: str) -> Iterator[None]:
+    """The interpreter's thread switch interval, in milliseconds (5 by default)."""
+    saved = sys.getswitchinterval()
+    sys.setswitchinterval(float(value) / 1000)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(saved)
+
+
+KNOBS: dict[str, Callable[[str], contextlib.AbstractContextManager]] = {
+    "loop-threads": _loop_threads,
+    "stage-threads": _stage_threads,
+    "bgzf-threads": _bgzf_threads,
+    "switch-interval": _switch_interval,
+}
+
+
+def parse(spec: str) -> tuple[str, list[str]]:
+    """``KNOB=V1,V2,...`` as (knob, values); ValueError naming what is wrong."""
+    name, sep, values = spec.partition("=")
+    if not sep or name not in KNOBS or not values:
+        raise ValueError(f"--alternate takes KNOB=V1,V2,... with KNOB one of "
+                         f"{', '.join(KNOBS)}; got {spec!r}")
+    return name, values.split(",")
