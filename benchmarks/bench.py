@@ -21,7 +21,6 @@ import argparse
 import json
 import multiprocessing as mp
 import os
-import platform
 import subprocess
 import time
 
@@ -33,6 +32,7 @@ from readalign.engine.job import Job
 from readalign.engine.packing import N_CODE, pack_dna
 from readalign.runtime import backends
 
+from ._host import cpu_model, host_line
 from ._packed import time_packed
 from ._pairs import ACGT, simulate, time_api
 from ._plain_nw import plain_nw_infix
@@ -198,13 +198,7 @@ def time_plain_nw(reads, windows) -> float:
 
 def device_name() -> str:
     ok, why = backends.cuda_status()
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            cpu = next(line.split(":", 1)[1].strip() for line in fh if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{why if ok else 'no GPU'}; host {os.cpu_count()} cores ({cpu})"
+    return f"{why if ok else 'no GPU'}; host {os.cpu_count()} cores ({cpu_model()})"
 
 
 def row(table: list, name: str, pairs: int, ncells: int, seconds: float | None, **extra) -> dict:
@@ -260,6 +254,7 @@ def main() -> None:
     table: list = []
     peers: dict = {"edlib": {}, "wfa2": {}, "parasail": {}, "gasal2": {}}
     print(f"device: {device_name()}", flush=True)
+    print(host_line(), flush=True)
     if args.scored or args.scored_only:
         def scored_row(name, pairs, ncells, seconds, group, peer=None, detail=None):
             rec = row(table, name, pairs, ncells, seconds, group=group, detail=detail)

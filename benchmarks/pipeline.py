@@ -37,6 +37,7 @@ import tempfile
 import time
 
 from . import _knobs
+from ._host import host_line
 from ._simulate import READ_LEN, simulate
 from ._stack_sampler import StackSampler
 from ._standin import ungapped_aligner
@@ -158,6 +159,8 @@ def report(args: argparse.Namespace, s, wall: float, cpu: tuple[float, float], s
            sim_s: float) -> dict:
     """Print the per-stage table; return the same numbers as a dict."""
     kernel = "stand-in (--skip-align)" if args.skip_align else s.backend
+    host = host_line(args.threads)
+    print(host)
     print(f"readalign align benchmark: {args.reads:,} reads x {READ_LEN} bp, {npairs:,} pairs, "
           f"kernel {kernel}, {args.threads} threads, batch {args.batch_size:,}, "
           f"compression level {level_text(args.compression_level)}, BGZF deflate {s.deflate} "
@@ -188,7 +191,7 @@ def report(args: argparse.Namespace, s, wall: float, cpu: tuple[float, float], s
             "reads_per_second": args.reads / wall, "cpu_user_seconds": cpu[0],
             "cpu_system_seconds": cpu[1],
             "non_kernel_seconds": non_kernel,
-            "records": s.records, "bam_bytes": size, "cpu_count": os.cpu_count()}
+            "records": s.records, "bam_bytes": size, "cpu_count": os.cpu_count(), "host": host}
 
 
 def time_cli(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str,

@@ -28,12 +28,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
 import traceback
 
 import numpy as np
 
+from ._host import cpu_model
 from .bench import PAPER_PAIRS
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -61,16 +61,7 @@ def best_time(fn, repeat: int):
 
 def host_name() -> str:
     """CPU model and core count."""
-    model = platform.processor() or "cpu"
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{model} x{os.cpu_count()}"
+    return f"{cpu_model()} x{os.cpu_count()}"
 
 
 def device_name(backend: str) -> str:
