@@ -77,13 +77,19 @@ def ptxas(ptx: str, cc: str, workdir: str) -> tuple[str, str]:
     return "\n    ".join(lines), cubin
 
 
-def sass_counts(cubin: str) -> tuple[collections.Counter, int]:
-    """Opcode counts of the whole kernel and the instruction count of its largest loop body."""
+def sass_text(cubin: str) -> str | None:
+    """The cubin's SASS as ``cuobjdump -sass`` prints it (None without ``cuobjdump``)."""
     tool = shutil.which("cuobjdump")
     if tool is None:
-        return collections.Counter(), -1
-    text = subprocess.run([tool, "-sass", cubin], capture_output=True, text=True,
+        return None
+    return subprocess.run([tool, "-sass", cubin], capture_output=True, text=True,
                           check=True).stdout
+
+
+def sass_counts(text: str | None) -> tuple[collections.Counter, int]:
+    """Opcode counts of the whole kernel and the instruction count of its largest loop body."""
+    if text is None:
+        return collections.Counter(), -1
     ops = []
     labels = {}
     branches = []
@@ -123,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--k", type=int, default=8, help="quadrant size (default 8)")
     ap.add_argument("--cc", default="9.0", help="compute capability (default 9.0: H100)")
     ap.add_argument("--only", help="report only kernels whose name contains this")
+    ap.add_argument("--sass", metavar="DIR",
+                    help="also write each kernel's SASS to DIR/NAME_kK.sass (to read its loops)")
     args = ap.parse_args(argv)
     cc = tuple(int(x) for x in args.cc.split("."))
     target_without_device(cc)
@@ -132,7 +140,12 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             ptx, _ = cuda.compile_ptx(fn, sig, cc=cc)
             report, cubin = ptxas(ptx, args.cc, workdir)
-            counts, loop = sass_counts(cubin)
+            text = sass_text(cubin)
+            counts, loop = sass_counts(text)
+            if args.sass and text is not None:
+                os.makedirs(args.sass, exist_ok=True)
+                with open(os.path.join(args.sass, f"{name}_k{args.k}.sass"), "w") as fh:
+                    fh.write(text)
             print(f"{name} (k={args.k}, sm_{args.cc.replace('.', '')}):\n    {report}")
             if counts:
                 top = ", ".join(f"{op} {n}" for op, n in counts.most_common(12))
