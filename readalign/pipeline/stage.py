@@ -58,7 +58,8 @@ with htslib's zlib deflating, the whole stage runs about 1.5x faster
 (benchmarks/RESULTS.md).
 """
 GPU_LOOP_THREADS = 2
-"""Threads for the calling thread's own parallel regions while the kernels run on the GPU.
+"""Threads for the calling thread's own parallel regions while the kernels run on the GPU
+(never more than the run's ``--threads``).
 
 There the calling thread only does bookkeeping between launches (offsets, slots,
 placing results: a few hundred thousand elements a batch); the large copies run on
@@ -402,7 +403,7 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
         assembler = behind(_assemble_stage(writer, ref, opts, summary, rg_id, progress), "assemble",
                            depth=1)
         if backend != "cpu":
-            numba_threads(GPU_LOOP_THREADS)
+            numba_threads(min(opts.threads or GPU_LOOP_THREADS, GPU_LOOP_THREADS))
         try:  # the GPU backends keep one set of device buffers for the whole run
             for item in work:
                 t = time.perf_counter()

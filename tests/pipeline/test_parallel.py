@@ -239,34 +239,37 @@ def test_prefetch_and_consumer_pass_errors_in_order():
     assert done == [0, 1, 2]
 
 
-@pytest.mark.parametrize("backend", ["cpu", "cuda"])
+@pytest.mark.parametrize(("backend", "threads", "loop", "want"),
+                         [("cpu", 2, 1, 2), ("cuda", 2, 1, 1), ("cuda", 1, 2, 1)])
 def test_the_align_loop_keeps_every_thread_only_for_the_cpu_kernel(tmp_path, monkeypatch,
-                                                                    backend):
+                                                                    backend, threads, loop, want):
     """The calling thread runs the CPU kernel on all the run's threads; while the GPU runs the
-    kernels it only keeps books, on ``GPU_LOOP_THREADS``; afterwards the caller's count is
-    back. (The GPU is stood in for: only the backend's name matters here.)"""
+    kernels it only keeps books, on ``GPU_LOOP_THREADS`` (never more than the run's
+    ``--threads``); afterwards the caller's count is back. (The GPU is stood in for: only the
+    backend's name matters here.)"""
     import numba
 
     from benchmarks._standin import ungapped_aligner
     from readalign.pipeline import stage
     from readalign.runtime import backends
 
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs numba's pool of 2+")
+    monkeypatch.setattr(stage, "GPU_LOOP_THREADS", loop)
     if backend == "cuda":
         monkeypatch.setattr(backends, "resolve", lambda name: "cuda")
         monkeypatch.setattr(stage, "_free_gpu_memory", lambda name: None)
-        monkeypatch.setattr(stage, "GPU_LOOP_THREADS", 1)  # unlike the run's 2, to be seen
     fa, reads, cands, _n = simulate(str(tmp_path), 3_000, 100_000, seed=9)
     standin = ungapped_aligner(DEFAULT_PAD)
     seen = []
 
-    def aligner(q, t, job, where, threads):
+    def aligner(q, t, job, where, n):
         seen.append(numba.get_num_threads())
-        return standin(q, t, job, where, threads)
+        return standin(q, t, job, where, n)
 
     before = numba.get_num_threads()
     opts = Options(reference=fa, reads=reads, candidates=cands, output=str(tmp_path / "o.bam"),
-                   backend="cpu", threads=2, batch_size=1_000, scoring=EDIT)
+                   backend="cpu", threads=threads, batch_size=1_000, scoring=EDIT)
     run(opts, aligner=aligner)
-    want = min(2, numba.config.NUMBA_NUM_THREADS) if backend == "cpu" else stage.GPU_LOOP_THREADS
     assert seen == [want] * 3
     assert numba.get_num_threads() == before
