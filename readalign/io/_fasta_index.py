@@ -37,7 +37,7 @@ class _Mismatch(Exception):
         self.offset = offset
 
 
-def _entries(fai: str) -> list[tuple[str, int, int, int, int]]:
+def fai_entries(fai: str) -> list[tuple[str, int, int, int, int]]:
     """(name, length, offset, line bases, line width) per line of a ``.fai``."""
     out = []
     with open(fai) as fh:
@@ -85,7 +85,7 @@ def _check_gap(gap: bytes, start: int, name: str | None) -> None:
 
 def _check_plain(path: str, fai: str) -> None:
     """Raise :class:`_Mismatch` unless every index entry matches the plain FASTA at ``path``."""
-    entries = _entries(fai)
+    entries = fai_entries(fai)
     size = os.path.getsize(path)
     with open(path, "rb") as fh:
         prev_end = 0
@@ -191,7 +191,7 @@ def refresh_index(path: str) -> None:
 
 def _explain(path: str, exc: _Mismatch) -> InputError:
     """The error for a FASTA that a fresh index still does not describe: a dropped duplicate."""
-    names = {e[0] for e in _entries(path + ".fai")}
+    names = {e[0] for e in fai_entries(path + ".fai")}
     if exc.offset >= 0:
         with open(path, "rb") as fh:
             fh.seek(exc.offset)

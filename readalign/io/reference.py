@@ -4,7 +4,10 @@ Opened with htslib (``pysam.FastaFile``), which builds the ``.fai`` index
 when it is missing (and ``.gzi`` for a bgzip-compressed FASTA). A FASTA
 compressed with plain gzip cannot be indexed; it gets an error saying to
 bgzip it. Contigs are held upper-cased in one flat ``uint8`` array whose
-pages are filled only for contigs that candidates use.
+pages are filled only for contigs that candidates use. A plain FASTA's
+contigs are read straight from the file where its index (checked against the
+file when opened) says their lines are, and unwrapped on every core; a
+bgzipped one's through htslib.
 """
 
 from __future__ import annotations
@@ -14,11 +17,16 @@ import os
 import stat
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..errors import InputError
-from ._fasta_index import refresh_index
+from ._fasta_index import fai_entries, refresh_index
 from ._text import GZIP_MAGIC, display, fnv1a
+
+UNWRAP_BYTES = 1 << 25
+"""Bytes of a plain FASTA read at a time when a contig is loaded."""
+LINES_PER_TASK = 4096
+"""FASTA lines per parallel task when a contig is unwrapped."""
 
 
 def _is_plain_gzip(path: str) -> bool:
@@ -69,6 +77,50 @@ def _first_non_letter(data: np.ndarray) -> int:
     return -1
 
 
+@njit(cache=True)
+def _not_base(u) -> bool:
+    """Not an upper-case ASCII letter, ``*`` or ``-`` (one comparison per class, no branch)."""
+    return (np.uint8(u - np.uint8(65)) >= np.uint8(26)) & (u != np.uint8(42)) & (u != np.uint8(45))
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def _unwrap(raw, line_bases, line_width, dst):
+    """``dst`` = the bases of ``raw`` upper-cased, where ``raw`` holds lines of ``line_bases``
+    bases every ``line_width`` bytes (the line end between). Returns the index in ``dst`` of
+    the first byte that is not a letter, ``*`` or ``-`` (-1 if none).
+
+    Each task copies its lines end to end, then upper-cases and checks them in one pass
+    that LLVM vectorises (lines of 60-80 bases are too short for that one by one).
+    """
+    n = dst.shape[0]
+    lines = (n + line_bases - 1) // line_bases
+    tasks = (lines + LINES_PER_TASK - 1) // LINES_PER_TASK
+    first = np.full(tasks, -1, np.int64)
+    for task in prange(tasks):
+        top = min(lines, (task + 1) * LINES_PER_TASK)
+        for line in range(task * LINES_PER_TASK, top):
+            d = line * line_bases
+            k = min(line_bases, n - d)
+            dst[d:d + k] = raw[line * line_width:line * line_width + k]
+        lo = task * LINES_PER_TASK * line_bases
+        hi = min(n, top * line_bases)
+        bad = False
+        for i in range(lo, hi):
+            b = dst[i]
+            u = b - np.uint8(32) if np.uint8(b - np.uint8(97)) < np.uint8(26) else b
+            dst[i] = u
+            bad |= _not_base(u)
+        if bad:
+            for i in range(lo, hi):
+                if _not_base(dst[i]):
+                    first[task] = i
+                    break
+    for task in range(tasks):
+        if first[task] >= 0:
+            return first[task]
+    return -1
+
+
 class Reference:
     """Contigs of a FASTA reference: ``names``, ``lengths``, bases on demand."""
 
@@ -102,6 +154,8 @@ class Reference:
         if not self.names:
             raise InputError(f"{name}: reference has no sequences")
         self.lengths = np.asarray(self._fasta.lengths, dtype=np.int64)
+        # plain FASTA: where each contig's lines are (name, length, offset, bases, width)
+        self._lines = fai_entries(path + ".fai") if head == b">" else None
         empty = np.flatnonzero(self.lengths == 0)
         if empty.size:
             raise InputError(f"{name}: contig '{self.names[empty[0]]}' has no bases")
@@ -129,22 +183,53 @@ class Reference:
             c = int(c)
             if c < 0 or self._loaded[c]:
                 continue
-            try:
-                seq = self._fasta.fetch(self.names[c])
-            except (OSError, ValueError) as exc:
-                raise InputError(f"{display(self.path)}: cannot read contig "
-                                 f"'{self.names[c]}' ({exc})") from None
-            data = np.frombuffer(seq.upper().encode("latin-1"), np.uint8)
-            if data.shape[0] != self.lengths[c]:
-                raise InputError(f"{display(self.path)}: contig '{self.names[c]}' has "
-                                 f"{data.shape[0]} bases but the index says {self.lengths[c]}")
-            bad = _first_non_letter(data)
+            dst = self.flat[self.offsets[c]:self.offsets[c + 1]]
+            bad = self._read_lines(c, dst) if self._lines else self._fetch(c, dst)
             if bad >= 0:
                 raise InputError(f"{display(self.path)}: contig '{self.names[c]}': byte "
-                                 f"0x{data[bad]:02x} at base {bad + 1} is not a base (an out-of-date "
+                                 f"0x{dst[bad]:02x} at base {bad + 1} is not a base (an out-of-date "
                                  f"index? delete {display(self.path)}.fai to rebuild it)")
-            self.flat[self.offsets[c]:self.offsets[c + 1]] = data
             self._loaded[c] = True
+
+    def _read_lines(self, c: int, dst: np.ndarray) -> int:
+        """Contig ``c`` of a plain FASTA into ``dst``, read where the index says its lines
+        are, a few MB at a time; the first base that is not one, else -1."""
+        name, length, offset, bases, width = self._lines[c]
+        if name != self.names[c] or length != dst.shape[0]:
+            raise InputError(f"{display(self.path)}: contig '{self.names[c]}' is not where "
+                             f"the index says (delete {display(self.path)}.fai to rebuild it)")
+        per_read = max(1, UNWRAP_BYTES // width)
+        buf = np.empty(min(per_read * width, length // bases * width + bases), np.uint8)
+        with open(self.path, "rb") as fh:
+            for first in range(0, (length + bases - 1) // bases, per_read):
+                lo = first * bases
+                hi = min(length, lo + per_read * bases)
+                need = (hi - lo - 1) // bases * width + (hi - lo - 1) % bases + 1
+                fh.seek(offset + first * width)
+                raw = buf[:need]
+                if fh.readinto(memoryview(raw)) < need:
+                    raise InputError(f"{display(self.path)}: contig '{self.names[c]}' ends "
+                                     f"before the index says (delete {display(self.path)}.fai "
+                                     "to rebuild it)")
+                bad = _unwrap(raw, bases, width, dst[lo:hi])
+                if bad >= 0:
+                    return lo + bad
+        return -1
+
+    def _fetch(self, c: int, dst: np.ndarray) -> int:
+        """Contig ``c`` through htslib (a bgzipped FASTA) into ``dst``; the first base that
+        is not one, else -1."""
+        try:
+            seq = self._fasta.fetch(self.names[c])
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{display(self.path)}: cannot read contig "
+                             f"'{self.names[c]}' ({exc})") from None
+        data = np.frombuffer(seq.upper().encode("latin-1"), np.uint8)
+        if data.shape[0] != dst.shape[0]:
+            raise InputError(f"{display(self.path)}: contig '{self.names[c]}' has "
+                             f"{data.shape[0]} bases but the index says {dst.shape[0]}")
+        dst[:] = data
+        return _first_non_letter(data)
 
     def close(self) -> None:
         """Release the FASTA handle."""
