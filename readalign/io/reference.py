@@ -156,6 +156,7 @@ class Reference:
         self.lengths = np.asarray(self._fasta.lengths, dtype=np.int64)
         # plain FASTA: where each contig's lines are (name, length, offset, bases, width)
         self._lines = fai_entries(path + ".fai") if head == b">" else None
+        self._file = None
         empty = np.flatnonzero(self.lengths == 0)
         if empty.size:
             raise InputError(f"{name}: contig '{self.names[empty[0]]}' has no bases")
@@ -179,10 +180,9 @@ class Reference:
 
     def ensure(self, contig_ids: np.ndarray) -> None:
         """Load the bases of these contigs (upper-cased) if not loaded yet."""
-        for c in np.unique(contig_ids):
-            c = int(c)
-            if c < 0 or self._loaded[c]:
-                continue
+        wanted = np.unique(contig_ids)
+        wanted = wanted[wanted >= 0]
+        for c in wanted[~self._loaded[wanted]].tolist():
             dst = self.flat[self.offsets[c]:self.offsets[c + 1]]
             bad = self._read_lines(c, dst) if self._lines else self._fetch(c, dst)
             if bad >= 0:
@@ -200,20 +200,22 @@ class Reference:
                              f"the index says (delete {display(self.path)}.fai to rebuild it)")
         per_read = max(1, UNWRAP_BYTES // width)
         buf = np.empty(min(per_read * width, length // bases * width + bases), np.uint8)
-        with open(self.path, "rb") as fh:
-            for first in range(0, (length + bases - 1) // bases, per_read):
-                lo = first * bases
-                hi = min(length, lo + per_read * bases)
-                need = (hi - lo - 1) // bases * width + (hi - lo - 1) % bases + 1
-                fh.seek(offset + first * width)
-                raw = buf[:need]
-                if fh.readinto(memoryview(raw)) < need:
-                    raise InputError(f"{display(self.path)}: contig '{self.names[c]}' ends "
-                                     f"before the index says (delete {display(self.path)}.fai "
-                                     "to rebuild it)")
-                bad = _unwrap(raw, bases, width, dst[lo:hi])
-                if bad >= 0:
-                    return lo + bad
+        if self._file is None:  # kept open: a draft assembly has many small contigs
+            self._file = open(self.path, "rb")  # noqa: SIM115 (closed by close())
+        fh = self._file
+        for first in range(0, (length + bases - 1) // bases, per_read):
+            lo = first * bases
+            hi = min(length, lo + per_read * bases)
+            need = (hi - lo - 1) // bases * width + (hi - lo - 1) % bases + 1
+            fh.seek(offset + first * width)
+            raw = buf[:need]
+            if fh.readinto(memoryview(raw)) < need:
+                raise InputError(f"{display(self.path)}: contig '{self.names[c]}' ends "
+                                 f"before the index says (delete {display(self.path)}.fai "
+                                 "to rebuild it)")
+            bad = _unwrap(raw, bases, width, dst[lo:hi])
+            if bad >= 0:
+                return lo + bad
         return -1
 
     def _fetch(self, c: int, dst: np.ndarray) -> int:
@@ -232,5 +234,8 @@ class Reference:
         return _first_non_letter(data)
 
     def close(self) -> None:
-        """Release the FASTA handle."""
+        """Release the FASTA handles."""
         self._fasta.close()
+        if self._file is not None:
+            self._file.close()
+            self._file = None
