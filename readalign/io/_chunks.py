@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import gzip
 from typing import BinaryIO
 
 import numpy as np
 
 from ..errors import InputError
-from ._text import display
+from ._text import decompress_errors, display
 
 
 class ChunkReader:
@@ -54,7 +53,7 @@ class ChunkReader:
                 if not k:
                     break
                 got += k
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        except decompress_errors() as exc:
             raise InputError(f"{display(self._path)}: corrupt or truncated compressed data "
                              f"({exc})") from None
         return got

@@ -93,3 +93,21 @@ def test_error_line_numbers_cross_chunks(tmp_path):
     path.write_text(text)
     with pytest.raises(InputError, match=rf"big\.fq: line {4 * 40_000 + 4}: SEQ and QUAL"):
         read_all(path, batch_size=100_000)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "deflate", "crc"])
+def test_damaged_gzip_is_an_error_naming_the_file(tmp_path, damage):
+    """Whichever inflater runs (ISA-L on its own thread, or zlib), damaged data stops the run
+    with the file's name; nothing is returned as if the file had ended."""
+    data = gzip.compress(fastq([(f"r{i}", "ACGTACGTAC", "IIIIIIIIII") for i in range(20_000)]).encode())
+    bad = bytearray(data)
+    if damage == "truncated":
+        bad = bad[:len(bad) // 2]
+    elif damage == "deflate":  # bytes that are no deflate block
+        bad[20:60] = bytes(range(40, 80))
+    else:  # a valid stream with other contents: the CRC fails
+        bad[len(bad) // 2:len(bad) // 2 + 50] = bytes(50)
+    path = tmp_path / "x.fq.gz"
+    path.write_bytes(bytes(bad))
+    with pytest.raises(InputError, match=r"x\.fq\.gz: corrupt"):
+        read_all(path)
