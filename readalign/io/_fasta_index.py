@@ -49,7 +49,7 @@ def fai_entries(fai: str) -> list[tuple[str, int, int, int, int]]:
     return out
 
 
-def _seq_end(length: int, offset: int, bases: int, width: int) -> int:
+def seq_end(length: int, offset: int, bases: int, width: int) -> int:
     """File offset just after a record's last base."""
     if length == 0:
         return offset
@@ -100,7 +100,7 @@ def _check_plain(path: str, fai: str) -> None:
                 fh.seek(offset + bases)
                 if fh.read(width - bases).strip(b"\r\n"):
                     raise _Mismatch(f"first line of '{name}' is not {bases} bases long", offset)
-            prev_end = _seq_end(length, offset, bases, width)
+            prev_end = seq_end(length, offset, bases, width)
             if prev_end > size:
                 raise _Mismatch(f"record '{name}' runs past the end of the file", size)
         fh.seek(prev_end)

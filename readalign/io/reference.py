@@ -20,13 +20,16 @@ import numpy as np
 from numba import njit, prange
 
 from ..errors import InputError
-from ._fasta_index import fai_entries, refresh_index
+from ..runtime.host_copy import copy_run
+from ._fasta_index import fai_entries, refresh_index, seq_end
 from ._text import GZIP_MAGIC, display, fnv1a
 
 UNWRAP_BYTES = 1 << 25
 """Bytes of a plain FASTA read at a time when a contig is loaded."""
 LINES_PER_TASK = 4096
 """FASTA lines per parallel task when a contig is unwrapped."""
+FETCH_LINE = 1 << 12
+"""Bases per "line" when htslib's fetched contig (no line ends) goes through :func:`_unwrap`."""
 
 
 def _is_plain_gzip(path: str) -> bool:
@@ -68,16 +71,6 @@ def _check_file(path: str) -> None:
 
 
 @njit(cache=True)
-def _first_non_letter(data: np.ndarray) -> int:
-    """Index of the first byte that is not an ASCII letter, ``*`` or ``-``; -1 if none."""
-    for i in range(data.shape[0]):
-        b = data[i]
-        if not (65 <= b <= 90 or 97 <= b <= 122 or b == 42 or b == 45):
-            return i
-    return -1
-
-
-@njit(cache=True)
 def _not_base(u) -> bool:
     """Not an upper-case ASCII letter, ``*`` or ``-`` (one comparison per class, no branch)."""
     return (np.uint8(u - np.uint8(65)) >= np.uint8(26)) & (u != np.uint8(42)) & (u != np.uint8(45))
@@ -101,7 +94,7 @@ def _unwrap(raw, line_bases, line_width, dst):
         for line in range(task * LINES_PER_TASK, top):
             d = line * line_bases
             k = min(line_bases, n - d)
-            dst[d:d + k] = raw[line * line_width:line * line_width + k]
+            copy_run(dst[d:d + k], raw[line * line_width:line * line_width + k])
         lo = task * LINES_PER_TASK * line_bases
         hi = min(n, top * line_bases)
         bad = False
@@ -199,14 +192,14 @@ class Reference:
             raise InputError(f"{display(self.path)}: contig '{self.names[c]}' is not where "
                              f"the index says (delete {display(self.path)}.fai to rebuild it)")
         per_read = max(1, UNWRAP_BYTES // width)
-        buf = np.empty(min(per_read * width, length // bases * width + bases), np.uint8)
+        buf = np.empty(seq_end(min(length, per_read * bases), 0, bases, width), np.uint8)
         if self._file is None:  # kept open: a draft assembly has many small contigs
             self._file = open(self.path, "rb")  # noqa: SIM115 (closed by close())
         fh = self._file
         for first in range(0, (length + bases - 1) // bases, per_read):
             lo = first * bases
             hi = min(length, lo + per_read * bases)
-            need = (hi - lo - 1) // bases * width + (hi - lo - 1) % bases + 1
+            need = seq_end(hi - lo, 0, bases, width)
             fh.seek(offset + first * width)
             raw = buf[:need]
             if fh.readinto(memoryview(raw)) < need:
@@ -226,12 +219,11 @@ class Reference:
         except (OSError, ValueError) as exc:
             raise InputError(f"{display(self.path)}: cannot read contig "
                              f"'{self.names[c]}' ({exc})") from None
-        data = np.frombuffer(seq.upper().encode("latin-1"), np.uint8)
-        if data.shape[0] != dst.shape[0]:
+        raw = np.frombuffer(seq.encode("latin-1"), np.uint8)
+        if raw.shape[0] != dst.shape[0]:
             raise InputError(f"{display(self.path)}: contig '{self.names[c]}' has "
-                             f"{data.shape[0]} bases but the index says {dst.shape[0]}")
-        dst[:] = data
-        return _first_non_letter(data)
+                             f"{raw.shape[0]} bases but the index says {dst.shape[0]}")
+        return _unwrap(raw, FETCH_LINE, FETCH_LINE, dst)  # one run of bases: no line ends
 
     def close(self) -> None:
         """Release the FASTA handles."""
