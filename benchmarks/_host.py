@@ -12,7 +12,9 @@ import platform
 import time
 
 import numpy as np
-from numba import config, get_num_threads, njit, prange, set_num_threads
+from numba import config, get_num_threads, set_num_threads
+
+from readalign.runtime.host_copy import copy_into
 
 COPY_BYTES = 1 << 28
 """Bytes copied per timing: far past any cache."""
@@ -30,16 +32,6 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def _copy(dst, src):
-    """``dst[:] = src`` in 8-byte words, split over the threads in blocks of 1 MiB."""
-    block = 1 << 17
-    n = src.shape[0]
-    for b in prange((n + block - 1) // block):
-        for i in range(b * block, min(n, (b + 1) * block)):
-            dst[i] = src[i]
-
-
 def copy_rate(threads: int, repeats: int = 3) -> float:
     """Best memory copy rate in GB/s (bytes read + bytes written) on ``threads`` threads."""
     src = np.ones(COPY_BYTES // 8, np.uint64)
@@ -47,11 +39,11 @@ def copy_rate(threads: int, repeats: int = 3) -> float:
     saved = get_num_threads()
     set_num_threads(threads)
     try:
-        _copy(dst, src)  # compiled (or loaded) and pages touched before timing
+        copy_into(dst, 0, src)  # compiled (or loaded) and pages touched before timing
         best = float("inf")
         for _ in range(repeats):
             t = time.perf_counter()
-            _copy(dst, src)
+            copy_into(dst, 0, src)
             best = min(best, time.perf_counter() - t)
     finally:
         set_num_threads(saved)

@@ -17,20 +17,26 @@ STAGE_THREADS = ("readalign-candidates", "readalign-read", "readalign-pairs",
 
 
 @contextlib.contextmanager
-def _loop_threads(value: str) -> Iterator[None]:
-    """Threads of the align loop's own parallel regions on the GPU (``GPU_LOOP_THREADS``)."""
-    from readalign.pipeline import stage
-
-    saved = stage.GPU_LOOP_THREADS
-    stage.GPU_LOOP_THREADS = int(value)
+def _patched(owner, **values) -> Iterator[None]:
+    """``owner``'s attributes set to ``values`` for the length of the block, then restored."""
+    saved = {name: getattr(owner, name) for name in values}
+    for name, value in values.items():
+        setattr(owner, name, value)
     try:
         yield
     finally:
-        stage.GPU_LOOP_THREADS = saved
+        for name, value in saved.items():
+            setattr(owner, name, value)
 
 
-@contextlib.contextmanager
-def _stage_threads(value: str) -> Iterator[None]:
+def _loop_threads(value: str) -> contextlib.AbstractContextManager:
+    """Threads of the align loop's own parallel regions on the GPU (``GPU_LOOP_THREADS``)."""
+    from readalign.pipeline import stage
+
+    return _patched(stage, GPU_LOOP_THREADS=int(value))
+
+
+def _stage_threads(value: str) -> contextlib.AbstractContextManager:
     """numba threads of the candidates, read, pairs and assemble threads."""
     from readalign.pipeline import stage
 
@@ -40,28 +46,21 @@ def _stage_threads(value: str) -> Iterator[None]:
     def fewer(name: str, threads: int) -> int:
         return n if name in STAGE_THREADS else threads
 
-    stage.prefetch = lambda items, threads, depth=1, name="readalign-reader": prefetch(
-        items, fewer(name, threads), depth=depth, name=name)
-    stage.Consumer = lambda fn, threads, depth=2, name="readalign-writer": consumer(
-        fn, fewer(name, threads), depth, name=name)
-    try:
-        yield
-    finally:
-        stage.prefetch, stage.Consumer = prefetch, consumer
+    return _patched(
+        stage,
+        prefetch=lambda items, threads, depth=1, name="readalign-reader": prefetch(
+            items, fewer(name, threads), depth=depth, name=name),
+        Consumer=lambda fn, threads, depth=2, name="readalign-writer": consumer(
+            fn, fewer(name, threads), depth, name=name))
 
 
-@contextlib.contextmanager
-def _bgzf_threads(value: str) -> Iterator[None]:
+def _bgzf_threads(value: str) -> contextlib.AbstractContextManager:
     """Threads that compress the BAM (the run's ``--threads`` otherwise)."""
     from readalign.pipeline import stage
 
     output = stage.Output
-    stage.Output = lambda path, sam, sort, threads, level=None, writer="auto": output(
-        path, sam, sort, int(value), level, writer)
-    try:
-        yield
-    finally:
-        stage.Output = output
+    return _patched(stage, Output=lambda path, sam, sort, threads, level=None, writer="auto":
+                    output(path, sam, sort, int(value), level, writer))
 
 
 @contextlib.contextmanager

@@ -104,22 +104,28 @@ def cpu_seconds() -> tuple[float, float]:
     return ru.ru_utime, ru.ru_stime
 
 
-def run_once(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str,
-             sampler: StackSampler | None = None):
-    """One pipeline run into ``d``/out.bam; returns (summary, wall s, (user, system) CPU s, BAM bytes)."""
+def options(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str):
+    """``readalign align``'s options for these files and ``args`` (the BAM: ``d``/out.bam)."""
     from readalign import __version__
-    from readalign.pipeline.stage import Options, run
-
-    out = os.path.join(d, "out.bam")
     from readalign.pipeline.presets import read_scoring
+    from readalign.pipeline.stage import Options
 
-    preset = args.preset
-    opts = Options(reference=ref, reads=reads, candidates=paf, output=out,
+    return Options(reference=ref, reads=reads, candidates=paf, output=os.path.join(d, "out.bam"),
                    backend=args.backend, threads=args.threads, batch_size=args.batch_size,
                    max_distance=args.max_distance, sort=args.sort, secondary=args.secondary,
                    compression_level=args.compression_level, bgzf_writer=args.bgzf_writer,
                    version=__version__,
-                   scoring=read_scoring("edit" if preset == "unit" else preset))
+                   scoring=read_scoring("edit" if args.preset == "unit" else args.preset))
+
+
+def run_once(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str,
+             sampler: StackSampler | None = None):
+    """One pipeline run into ``d``/out.bam; returns (summary, wall s, (user, system) CPU s, BAM bytes)."""
+    from readalign.pipeline.stage import run
+
+    preset = args.preset
+    opts = options(args, d, ref, reads, paf)
+    out = opts.output
     aligner = ungapped_aligner(opts.pad) if args.skip_align else None
     if preset == "unit" and aligner is None:
         aligner = unit_cost_aligner
@@ -254,31 +260,29 @@ def compare(rates: dict[str, list[float]], stages: dict[str, dict[str, float]],
         print(f"{k:<{width}} {v:15,.0f} {len(rates[k]):5d} {v / medians[first]:9.2f}  {busy}")
 
 
-def time_read_stage(args: argparse.Namespace, ref: str, reads: str, paf: str) -> None:
+def time_read_stage(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str) -> None:
     """Time the pipeline's read stage alone: the candidates parsed on their own thread and
     matched to each batch of reads as ``readalign align`` does, nothing after them."""
-    from readalign.io.candidates import iter_candidates
-    from readalign.io.reads import iter_reads
     from readalign.io.reference import Reference
-    from readalign.pipeline.stage import _CAND_DEPTH, CandidateStream, RepeatedNames, _read_stage
+    from readalign.pipeline.stage import RepeatedNames, read_stage
     from readalign.runtime.stages import prefetch
 
-    batch = args.batch_size
+    opts = options(args, d, ref, reads, paf)
+
+    def ahead(items, name: str, depth: int = 1):
+        return prefetch(items, opts.threads, depth=depth, name=f"readalign-{name}")
+
     genome = Reference(ref)
     try:
         for i in range(max(args.runs, 1)):
             t = time.perf_counter()
-            chunks = prefetch(iter_candidates(paf, genome, None, False), args.threads,
-                              depth=_CAND_DEPTH, name="readalign-candidates")
-            cands = CandidateStream(chunks, paf, reads)
             busy = {"read": 0.0}
-            for _item in _read_stage(iter_reads(reads, batch, False), cands, busy,
-                                     RepeatedNames()):
+            for _item in read_stage(opts, genome, busy, RepeatedNames(), ahead):
                 pass
             wall = time.perf_counter() - t
             print(f"read stage alone, run {i + 1}: {wall:.2f} s = {args.reads / wall:,.0f} "
-                  f"reads/s (busy {busy['read']:.2f} s; batch {batch:,}, {args.threads} "
-                  f"threads)", flush=True)
+                  f"reads/s (busy {busy['read']:.2f} s; batch {opts.batch_size:,}, "
+                  f"{opts.threads} threads)", flush=True)
     finally:
         genome.close()
 
@@ -349,7 +353,7 @@ def main() -> None:
         if knob and args.runs:
             compare(by_value, value_stages, knob)
         if args.read_stage_alone:
-            time_read_stage(args, ref, reads, paf)
+            time_read_stage(args, d, ref, reads, paf)
         for i in range(args.cli):
             time_cli(args, d, ref, reads, paf, args.cli_profile if i == args.cli - 1 else None)
     if not args.runs:

@@ -247,6 +247,17 @@ class RepeatedNames:
                         "written unmapped", display(reads_path), self.count, self.first)
 
 
+def read_stage(opts: Options, ref: Reference, st: dict[str, float], repeats: RepeatedNames,
+               ahead: Callable[..., Iterator]) -> Iterator[tuple[ReadBatch, CandidateChunk,
+                                                                np.ndarray]]:
+    """The read stage as :func:`run` wires it: the candidates produced by ``ahead(items, name,
+    depth)`` (``_CAND_DEPTH`` chunks ahead), matched to each batch of reads as it is parsed."""
+    chunks = iter_candidates(opts.candidates, ref, opts.candidates_format, opts.allow_empty)
+    cands = CandidateStream(ahead(chunks, "candidates", _CAND_DEPTH), opts.candidates, opts.reads)
+    batches = iter_reads(opts.reads, opts.batch_size, opts.allow_empty)
+    return _read_stage(batches, cands, st, repeats)
+
+
 def _read_stage(batches: Iterator[ReadBatch], cands: CandidateStream, st: dict[str, float],
                 repeats: RepeatedNames) -> Iterator[tuple[ReadBatch, CandidateChunk, np.ndarray]]:
     """Parse batches and match their candidates (stage read)."""
@@ -374,7 +385,6 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
         text = header_text(ref.names, ref.lengths, opts.version, opts.command_line,
                            rg[0] if rg else None)
         out.writer.write(header_bytes(text, ref.names, ref.lengths))
-        chunks = iter_candidates(opts.candidates, ref, opts.candidates_format, opts.allow_empty)
         st = summary.stage_seconds
 
         def ahead(items: Iterator, name: str, depth: int = 1) -> Iterator:
@@ -392,18 +402,15 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
             consumers.append(consumer)
             return consumer
 
-        cands = CandidateStream(ahead(chunks, "candidates", _CAND_DEPTH), opts.candidates,
-                                opts.reads)
-        batches = iter_reads(opts.reads, opts.batch_size, opts.allow_empty)
         repeats = RepeatedNames()
-        reads = ahead(_read_stage(batches, cands, st, repeats), "read")
+        reads = ahead(read_stage(opts, ref, st, repeats, ahead), "read")
         work = ahead(_pairs_stage(reads, ref, opts, st), "pairs")
         writer = behind(_write_stage(out, st), "write", depth=1)
         rg_id = np.frombuffer((rg[1] if rg else "").encode(), np.uint8)  # parsed once per run
         assembler = behind(_assemble_stage(writer, ref, opts, summary, rg_id, progress), "assemble",
                            depth=1)
         if backend != "cpu":
-            numba_threads(min(opts.threads or GPU_LOOP_THREADS, GPU_LOOP_THREADS))
+            numba_threads(min(opts.threads, GPU_LOOP_THREADS))
         try:  # the GPU backends keep one set of device buffers for the whole run
             for item in work:
                 t = time.perf_counter()
