@@ -119,6 +119,7 @@ def scored_chunk_kernel(K: int):
     traceback = ns.traceback
     row_size = ns.row_size
     col_size = ns.col_size
+    TILE = scored_quadrant.tile_size(K)
 
     def align_scored_chunk(q, qoff, t, toff, order, lo, hi, mode, sub, A, go, ge, clip, n_code, eqx,
                            with_cigar, slot_off, slots, score, q_start, q_end, ref_start,
@@ -134,7 +135,7 @@ def scored_chunk_kernel(K: int):
         cbH = np.empty(cs, np.int32)
         cbE = np.empty(cs, np.int32)
         work = np.empty(5 * K, np.int32)
-        tile = np.empty(2 * (K + 1), np.int32)
+        tile = np.empty(TILE, np.int32)
         moves = np.empty(K * K, np.uint8)
         for x in range(lo, hi):
             qb, m, tb, n = _pair(qoff, toff, order[x])

@@ -135,7 +135,7 @@ def scored_kernels(K: int, vote: bool = True):
     ns = scored_quadrant.build(cuda.jit(device=True), vote_helper(vote), K)
     forward = ns.forward
     traceback = ns.traceback
-    TILE = 2 * (K + 1)
+    TILE = scored_quadrant.tile_size(K)
     MOVES = K * K
     ROW = FAST_PATH_MAX + 1
     SUB = scored_quadrant.MAX_ALPHABET * scored_quadrant.MAX_ALPHABET

@@ -85,6 +85,11 @@ def cigar_capacity(m: int, n: int) -> int:
     return m + n + 2
 
 
+def tile_size(K: int) -> int:
+    """int32 entries of the traceback's scratch row: H, F and the window codes, K+1 each."""
+    return 3 * (K + 1)
+
+
 def build(device_jit, vote_all, K: int) -> SimpleNamespace:
     """Compile the scored per-pair functions for quadrant size ``K``.
 
@@ -133,9 +138,12 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         def sweep(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb, rows, work, h, edge_h, store,
                   rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, col_stride):
             diag = rowH[rowb]
+            rbj = np.uint64(rb0)
+            step = np.uint64(rbs)
+            cstep = np.uint64(cbs)
             if store:
-                rbH[rb0] = diag
-                rbF[rb0] = rowF[rowb]
+                rbH[rbj] = diag
+                rbF[rbj] = rowF[rowb]
             rowH[rowb] = edge_h
             rowF[rowb] = NEG
             best = edge_h
@@ -147,8 +155,9 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 aboveH = rowH[x]
                 aboveF = rowF[x]
                 if store:
-                    rbH[rb0 + j * rbs] = aboveH
-                    rbF[rb0 + j * rbs] = aboveF
+                    rbj += step
+                    rbH[rbj] = aboveH
+                    rbF[rbj] = aboveF
                 pd = diag
                 diag = aboveH
                 for r in range(K):
@@ -173,11 +182,12 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                     best = last
                     best_j = np.int32(j)
                 if store and j % K == 0 and j < n:
-                    cb = cb0 + (j // K) * col_stride
+                    cb = np.uint64(cb0 + (j // K) * col_stride)
                     for r in range(K):
                         if r < h:
-                            cbH[cb + r * cbs] = work[r]
-                            cbE[cb + r * cbs] = work[K + r]
+                            cbH[cb] = work[r]
+                            cbE[cb] = work[K + r]
+                        cb += cstep
             return best, best_j, last
 
         name = "local" if local else ("last" if track_last else "fill")
@@ -268,7 +278,8 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                        rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs, tile, moves):
         """Recompute quadrant (a, b) from its stored top row and left column; keep moves only.
 
-        Row by row, H and F of the row above in ``tile`` (2(K+1) int32). For each of
+        Row by row, H and F of the row above in ``tile`` (:func:`tile_size` int32, the
+        quadrant's window codes after them, read once per quadrant rather than per cell). For each of
         the K x K cells, ``moves[(r-1)*K + c-1]`` gets what the trace reads there
         (:data:`MV_UP` and the other bits): in state H the move by the tie rule, whether
         F and E extend, whether H is 0, whether the two codes are equal. The move is taken
@@ -284,20 +295,24 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         go = np.int32(go)
         ge = np.int32(ge)
         oe = np.int32(go + ge)
+        nc = np.int32(n_code)
         for c in range(KK):
-            x = rbb + (a * (n + 1) + c0 + min(c, wc)) * rbs
+            x = np.uint64(rbb + (a * (n + 1) + c0 + min(c, wc)) * rbs)
             tile[c] = rbH[x]
             tile[KK + c] = rbF[x]
+        for c in range(1, KK):
+            tile[2 * KK + c] = np.int32(t[np.uint64(tb + min(c0 + c - 1, n - 1) * ts)])
         for r in range(1, KK):
-            x = cbb + (b * (m + 1) + r0 + min(r, hr)) * cbs
+            x = np.uint64(cbb + (b * (m + 1) + r0 + min(r, hr)) * cbs)
             leftH = cbH[x]
             leftE = cbE[x]
-            qi = q[qb + min(r0 + r - 1, m - 1) * qs]
+            qi = np.int32(q[np.uint64(qb + min(r0 + r - 1, m - 1) * qs)])
+            row = np.uint32(qi * np.int32(A))  # this read code's row of ``sub``
             diag = tile[0]
             tile[0] = leftH
             for c in range(1, KK):
-                tj = t[tb + min(c0 + c - 1, n - 1) * ts]
-                s = score(sub, A, qi, tj)
+                tj = tile[2 * KK + c]
+                s = sub[row + np.uint32(tj)]
                 aboveH = tile[c]
                 aboveF = tile[KK + c]
                 v, e, f = cell(diag, s, leftH, leftE, aboveH, aboveF, oe, ge)
@@ -312,8 +327,8 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 mv |= MV_F_EXT if f == np.int32(aboveF - ge) else 0
                 mv |= MV_E_EXT if e == np.int32(leftE - ge) else 0
                 mv |= MV_ZERO if v == 0 else 0
-                mv |= MV_SAME if (qi == tj) and (qi != n_code) else 0
-                moves[(r - 1) * K + c - 1] = mv
+                mv |= MV_SAME if (qi == tj) & (qi != nc) else 0
+                moves[np.uint32((r - 1) * K + c - 1)] = mv
                 diag = aboveH
                 tile[c] = v
                 tile[KK + c] = f
