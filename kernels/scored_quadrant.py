@@ -273,67 +273,76 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
     emit = device_jit(emit_run)
     close = device_jit(close_runs)
 
-    @device_fn
-    def quadrant_moves(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, n_code, a, b,
-                       rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs, tile, moves):
-        """Recompute quadrant (a, b) from its stored top row and left column; keep moves only.
+    def make_moves(local: bool):
+        """:func:`quadrant_moves` for local mode or for the end-to-end modes (compile time:
+        only local mode floors H at 0 and marks the cells where H is 0)."""
+        def quadrant_moves(q, qb, qs, m, t, tb, ts, n, sub, A, go, ge, n_code, a, b,
+                           rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs, tile, moves):
+            """Recompute quadrant (a, b) from its stored top row and left column; keep moves only.
 
-        Row by row, H and F of the row above in ``tile`` (:func:`tile_size` int32, the
-        quadrant's window codes after them, read once per quadrant rather than per cell). For each of
-        the K x K cells, ``moves[(r-1)*K + c-1]`` gets what the trace reads there
-        (:data:`MV_UP` and the other bits): in state H the move by the tie rule, whether
-        F and E extend, whether H is 0, whether the two codes are equal. The move is taken
-        before local mode's floor at 0: where the floor changes H, H is 0 and the trace
-        stops there, so the move is never read. (Compared with the floored value, the H100
-        build took wrong moves in local mode while the CPU and the simulator did not.) Cells past a
-        partial quadrant's edge hold values from clamped inputs; the trace never visits them.
-        """
-        r0 = a * K
-        c0 = b * K
-        hr = min(K, m - r0)
-        wc = min(K, n - c0)
-        go = np.int32(go)
-        ge = np.int32(ge)
-        oe = np.int32(go + ge)
-        nc = np.int32(n_code)
-        for c in range(KK):
-            x = np.uint64(rbb + (a * (n + 1) + c0 + min(c, wc)) * rbs)
-            tile[c] = rbH[x]
-            tile[KK + c] = rbF[x]
-        for c in range(1, KK):
-            tile[2 * KK + c] = np.int32(t[np.uint64(tb + min(c0 + c - 1, n - 1) * ts)])
-        for r in range(1, KK):
-            x = np.uint64(cbb + (b * (m + 1) + r0 + min(r, hr)) * cbs)
-            leftH = cbH[x]
-            leftE = cbE[x]
-            qi = np.int32(q[np.uint64(qb + min(r0 + r - 1, m - 1) * qs)])
-            row = np.uint32(qi * np.int32(A))  # this read code's row of ``sub``
-            diag = tile[0]
-            tile[0] = leftH
+            Row by row, H and F of the row above in ``tile`` (:func:`tile_size` int32), the
+            quadrant's window codes after them (read once per quadrant, not per cell). For
+            each of the K x K cells, ``moves[(r-1)*K + c-1]`` gets what the trace reads
+            there (:data:`MV_UP` and the other bits): in state H the move by the tie rule,
+            whether F and E extend, in local mode whether H is 0, whether the two codes are
+            equal. The move is taken before local mode's floor at 0: where the floor changes
+            H, H is 0 and the trace stops there, so the move is never read. (Compared with
+            the floored value, the H100 build took wrong moves in local mode while the CPU and
+            the simulator did not.) Cells past a partial quadrant's edge hold values from
+            clamped inputs; the trace never visits them.
+            """
+            r0 = a * K
+            c0 = b * K
+            hr = min(K, m - r0)
+            wc = min(K, n - c0)
+            go = np.int32(go)
+            ge = np.int32(ge)
+            oe = np.int32(go + ge)
+            nc = np.int32(n_code)
+            for c in range(KK):
+                x = np.uint64(rbb + (a * (n + 1) + c0 + min(c, wc)) * rbs)
+                tile[c] = rbH[x]
+                tile[KK + c] = rbF[x]
             for c in range(1, KK):
-                tj = tile[2 * KK + c]
-                s = sub[row + np.uint32(tj)]
-                aboveH = tile[c]
-                aboveF = tile[KK + c]
-                v, e, f = cell(diag, s, leftH, leftE, aboveH, aboveF, oe, ge)
-                if v == np.int32(diag + s):
-                    mv = 0
-                elif v == f:
-                    mv = MV_UP
-                else:
-                    mv = MV_LEFT
-                if mode == LOCAL:
-                    v = max(v, np.int32(0))
-                mv |= MV_F_EXT if f == np.int32(aboveF - ge) else 0
-                mv |= MV_E_EXT if e == np.int32(leftE - ge) else 0
-                mv |= MV_ZERO if v == 0 else 0
-                mv |= MV_SAME if (qi == tj) & (qi != nc) else 0
-                moves[np.uint32((r - 1) * K + c - 1)] = mv
-                diag = aboveH
-                tile[c] = v
-                tile[KK + c] = f
-                leftH = v
-                leftE = e
+                tile[2 * KK + c] = np.int32(t[np.uint64(tb + min(c0 + c - 1, n - 1) * ts)])
+            for r in range(1, KK):
+                x = np.uint64(cbb + (b * (m + 1) + r0 + min(r, hr)) * cbs)
+                leftH = cbH[x]
+                leftE = cbE[x]
+                qi = np.int32(q[np.uint64(qb + min(r0 + r - 1, m - 1) * qs)])
+                row = np.uint32(qi * np.int32(A))  # this read code's row of ``sub``
+                diag = tile[0]
+                tile[0] = leftH
+                for c in range(1, KK):
+                    tj = tile[2 * KK + c]
+                    s = sub[row + np.uint32(tj)]
+                    aboveH = tile[c]
+                    aboveF = tile[KK + c]
+                    v, e, f = cell(diag, s, leftH, leftE, aboveH, aboveF, oe, ge)
+                    if v == np.int32(diag + s):
+                        mv = 0
+                    elif v == f:
+                        mv = MV_UP
+                    else:
+                        mv = MV_LEFT
+                    if local:
+                        v = max(v, np.int32(0))
+                        mv |= MV_ZERO if v == 0 else 0
+                    mv |= MV_F_EXT if f == np.int32(aboveF - ge) else 0
+                    mv |= MV_E_EXT if e == np.int32(leftE - ge) else 0
+                    mv |= MV_SAME if (qi == tj) & (qi != nc) else 0
+                    moves[np.uint32((r - 1) * K + c - 1)] = mv
+                    diag = aboveH
+                    tile[c] = v
+                    tile[KK + c] = f
+                    leftH = v
+                    leftE = e
+
+        name = "moves_local" if local else "moves_ends"
+        return device_jit(named_for(quadrant_moves, f"scored_k{K}_{name}"))
+
+    moves_local = make_moves(True)
+    moves_ends = make_moves(False)
 
     @device_fn
     def traceback(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, n_code, eqx, end_i, end_j,
@@ -362,8 +371,12 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 break
             a = (max(i, 1) - 1) // K
             b = (max(j, 1) - 1) // K
-            quadrant_moves(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, n_code, a, b,
-                           rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs, tile, moves)
+            if mode == LOCAL:
+                moves_local(q, qb, qs, m, t, tb, ts, n, sub, A, go, ge, n_code, a, b, rbH, rbF,
+                            rbb, rbs, cbH, cbE, cbb, cbs, tile, moves)
+            else:
+                moves_ends(q, qb, qs, m, t, tb, ts, n, sub, A, go, ge, n_code, a, b, rbH, rbF,
+                           rbb, rbs, cbH, cbE, cbb, cbs, tile, moves)
             r0 = a * K
             c0 = b * K
             li = i - r0
@@ -404,6 +417,6 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         return i, j, close(out, ob, os, nout, cur_op, cur_len), nm
 
     return SimpleNamespace(K=K, score=score, edge=edge, forward=forward, emit=emit,
-                           quadrant_moves=quadrant_moves, traceback=traceback,
+                           traceback=traceback,
                            row_size=device_jit(boundary_row_size),
                            col_size=device_jit(boundary_col_size))
