@@ -111,10 +111,21 @@ def chunk_kernel(K: int):
     return kernel
 
 
-@cache
-def scored_chunk_kernel(K: int):
-    """Return the kernel that aligns one chunk with scores (:mod:`.scored_quadrant`), size ``K``."""
-    ns = scored_quadrant.build(njit(cache=False), vote_alone, K)
+@njit(cache=True)
+def vote_never(done):
+    """A lane that never leaves a loop early: the most a GPU lane beside live ones runs."""
+    return False
+
+
+def scored_chunk_source(K: int, device_jit=None, vote=vote_alone):
+    """The Python function of the scored chunk kernel, size ``K``, on ``device_jit``/``vote``.
+
+    ``device_jit`` defaults to numba's ``njit``. :func:`scored_chunk_kernel` compiles
+    it with the CPU's vote; the tests also compile it with :func:`vote_never` and
+    bounds checks, so every lane runs the traceback's loops to their ends as a GPU
+    lane in a live warp does.
+    """
+    ns = scored_quadrant.build(device_jit or njit(cache=False), vote, K)
     forward = ns.forward
     traceback = ns.traceback
     row_size = ns.row_size
@@ -158,7 +169,13 @@ def scored_chunk_kernel(K: int):
                 n_ops[x] = 0
                 nm[x] = -1
 
-    kernel = njit(nogil=True, cache=False)(named_for(align_scored_chunk, f"k{K}"))
+    return align_scored_chunk
+
+
+@cache
+def scored_chunk_kernel(K: int):
+    """Return the kernel that aligns one chunk with scores (:mod:`.scored_quadrant`), size ``K``."""
+    kernel = njit(nogil=True, cache=False)(named_for(scored_chunk_source(K), f"k{K}"))
     cache_by_source(kernel, "cpu-scored", K)
     return kernel
 

@@ -53,8 +53,12 @@ MV_MISMATCH = 4
 
 
 def boundary_row_size(m: int, n: int, k: int) -> int:
-    """Elements that hold the top row of every strip of ``k`` read rows."""
-    return ((m + k - 1) // k) * (n + 1)
+    """Elements that hold the top row of every strip of ``k`` read rows.
+
+    At least one strip, as :func:`boundary_col_size` has at least one column: a lane
+    whose read is empty still reads its first row while live lanes of its warp trace.
+    """
+    return max((m + k - 1) // k, 1) * (n + 1)
 
 
 def boundary_col_size(m: int, n: int, k: int) -> int:

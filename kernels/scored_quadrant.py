@@ -288,8 +288,9 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             equal. The move is taken before local mode's floor at 0: where the floor changes
             H, H is 0 and the trace stops there, so the move is never read. (Compared with
             the floored value, the H100 build took wrong moves in local mode while the CPU and
-            the simulator did not.) Cells past a partial quadrant's edge hold values from
-            clamped inputs; the trace never visits them.
+            the simulator did not.) Cells past a partial quadrant's edge, or past an empty
+            sequence (a done lane beside live ones still runs this), score code 0
+            instead of reading past the sequence; the trace never visits them.
             """
             r0 = a * K
             c0 = b * K
@@ -304,12 +305,14 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 tile[c] = rbH[x]
                 tile[KK + c] = rbF[x]
             for c in range(1, KK):
-                tile[2 * KK + c] = np.int32(t[np.uint64(tb + min(c0 + c - 1, n - 1) * ts)])
+                jj = c0 + c - 1
+                tile[2 * KK + c] = np.int32(t[np.uint64(tb + jj * ts)]) if jj < n else 0
             for r in range(1, KK):
                 x = np.uint64(cbb + (b * (m + 1) + r0 + min(r, hr)) * cbs)
                 leftH = cbH[x]
                 leftE = cbE[x]
-                qi = np.int32(q[np.uint64(qb + min(r0 + r - 1, m - 1) * qs)])
+                ii = r0 + r - 1
+                qi = np.int32(q[np.uint64(qb + ii * qs)]) if ii < m else np.int32(0)
                 row = np.uint32(qi * np.int32(A))  # this read code's row of ``sub``
                 diag = tile[0]
                 tile[0] = leftH
