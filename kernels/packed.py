@@ -46,7 +46,8 @@ def build(device_jit, vote_all, ops, K: int) -> SimpleNamespace:
 
     def make_sweep(partial: bool):
         """One strip over every window column; returns the packed bottom row's minima and,
-        per half, the leftmost minimum of the bottom row and its column."""
+        per half, the leftmost minimum of the bottom row and its column. The row above
+        and the window letters of column j+1 are loaded while column j is computed."""
         def sweep2(t, ta, tb, n, i0, h, row, strip, qk):
             diag = np.uint32(row[0])
             left0 = np.uint32((i0 + h) * ONE2)
@@ -56,9 +57,17 @@ def build(device_jit, vote_all, ops, K: int) -> SimpleNamespace:
             best_b = np.int32(i0 + h)
             end_a = 0
             end_b = 0
+            nextTop = np.uint32(row[min(1, n)])
+            nextT = np.uint32(0)
+            if n > 0:
+                nextT = np.uint32(np.uint32(t[ta]) | np.uint32(np.uint32(t[tb]) << 16))
             for j in range(1, n + 1):
-                tj = np.uint32(np.uint32(t[ta + j - 1]) | np.uint32(np.uint32(t[tb + j - 1]) << 16))
-                top = np.uint32(row[j])
+                tj = nextT
+                top = nextTop
+                ahead = min(j + 1, n)  # the next column's loads, issued a column early
+                nextTop = np.uint32(row[ahead])
+                nextT = np.uint32(np.uint32(t[ta + ahead - 1])
+                                  | np.uint32(np.uint32(t[tb + ahead - 1]) << 16))
                 above = np.uint32(top + ONE2)
                 pd = diag
                 bottom = top

@@ -137,8 +137,10 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         """One strip's pass over every window column; ``partial`` (a compile-time constant):
         the last strip of a read whose length is not a multiple of K, where the bottom row
         is row ``h-1`` of the strip rather than its last. With ``store`` the strip's top row
-        goes to ``rbuf`` as the sweep reads it, every K-th column to ``cbuf``. Returns
-        ``(rowmin, best, best_j)`` of the bottom row."""
+        goes to ``rbuf`` as the sweep reads it, every K-th column to ``cbuf``. The row
+        above and the window letter of column j+1 are loaded while column j is computed
+        (on the GPU the row is thread-local memory). Returns ``(rowmin, best, best_j)``
+        of the bottom row."""
         def sweep(t, tb, ts, n, m, i0, h, store, row, rowb, rows, rbuf, rb0, rbs, cbuf, cbb,
                   cbs, strip, qk):
             diag = np.int32(row[rowb])
@@ -148,9 +150,14 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             rowmin = np.int32(i0 + h)
             best = np.int32(i0 + h)
             best_j = 0
+            nextTop = np.int32(row[np.uint64(rowb + min(1, n) * rows)])
+            nextT = np.int32(t[np.uint64(tb)]) if n > 0 else np.int32(0)
             for j in range(1, n + 1):
-                tj = np.int32(t[np.uint64(tb + (j - 1) * ts)])
-                top = np.int32(row[np.uint64(rowb + j * rows)])
+                tj = nextT
+                top = nextTop
+                ahead = min(j + 1, n)  # the next column's loads, issued a column early
+                nextTop = np.int32(row[np.uint64(rowb + ahead * rows)])
+                nextT = np.int32(t[np.uint64(tb + (ahead - 1) * ts)])
                 if store:
                     rbuf[rb0 + j * rbs] = top
                 above = top

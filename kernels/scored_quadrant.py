@@ -131,7 +131,9 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         the end-to-end modes, which only fill. With ``store`` the strip's top row goes to
         ``rbH``/``rbF`` as the sweep reads it (no second pass over the row) and every K-th
         column to ``cbH``/``cbE``. Hot indices are unsigned, so numba adds no
-        negative-index wraparound to them.
+        negative-index wraparound to them. The row above and the window letter of
+        column j+1 are loaded while column j is computed: on the GPU the row is
+        thread-local memory, and the wait for it was most of the kernel's stalls.
         Returns ``(best, best_j, last)``: the best of row ``h-1``, its column and its
         value in the last column (``track_last`` only).
         """
@@ -149,11 +151,19 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             best = edge_h
             best_j = np.int32(0)
             last = edge_h
+            first = min(1, n)
+            nextH = rowH[np.uint64(rowb + first * rows)]
+            nextF = rowF[np.uint64(rowb + first * rows)]
+            nextT = np.int32(t[np.uint64(tb)]) if n > 0 else np.int32(0)
             for j in range(1, n + 1):
-                tj = np.int32(t[np.uint64(tb + (j - 1) * ts)])
                 x = np.uint64(rowb + j * rows)
-                aboveH = rowH[x]
-                aboveF = rowF[x]
+                aboveH = nextH
+                aboveF = nextF
+                tj = nextT
+                ahead = min(j + 1, n)  # the next column's loads, issued a column early
+                nextH = rowH[np.uint64(rowb + ahead * rows)]
+                nextF = rowF[np.uint64(rowb + ahead * rows)]
+                nextT = np.int32(t[np.uint64(tb + (ahead - 1) * ts)])
                 if store:
                     rbj += step
                     rbH[rbj] = aboveH
