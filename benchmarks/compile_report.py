@@ -33,8 +33,8 @@ from kernels import cuda_packed
 I64 = int64[::1]
 I32 = int32[::1]
 SEQ = uint8[::1]
-SCORED_FORWARD = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, int64, bool_, I32, I32, I32,
-                  I32, I32, I64, I64)
+SCORED_FORWARD = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, int64, I32, I32, I32, I32,
+                  I32, I64, I64)
 SCORED_TRACEBACK = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, int64, bool_, I32, I32,
                     I32, I32, I64, I64, I64, uint32[::1], I64, I64, I64, I64)
 
@@ -47,28 +47,34 @@ PACKED_FORWARD = (SEQ, I64, SEQ, I64, I64, I64, bool_, int64, int64, I32, I64)
 
 
 def kernels(k: int, cc: tuple[int, int] = (9, 0)) -> dict:
-    """Name → (python function, signature) of each kernel the report covers (the packed pass
-    with Hopper's 16x2 minima only from sm_90 on)."""
-    fwd, tb = kcuda.scored_kernels(k)
+    """Name → (python function, signature, register cap or None) of each kernel the report
+    covers (the packed pass with Hopper's 16x2 minima only from sm_90 on)."""
+    fwd, fwd_store, tb = kcuda.scored_kernels(k)
     edit_fwd, edit_tb, _ns = kcuda.kernels(k)
-    found = {"edit_forward": (edit_fwd.py_func, EDIT_FORWARD),
-             "edit_traceback": (edit_tb.py_func, EDIT_TRACEBACK),
-             "scored_forward": (fwd.py_func, SCORED_FORWARD),
-             "scored_traceback": (tb.py_func, SCORED_TRACEBACK),
-             "packed_forward_swar": (cuda_packed.packed_kernel(k, False).py_func, PACKED_FORWARD)}
+    found = {"edit_forward": (edit_fwd.py_func, EDIT_FORWARD, None),
+             "edit_traceback": (edit_tb.py_func, EDIT_TRACEBACK, None),
+             "scored_forward": (fwd.py_func, SCORED_FORWARD, None),
+             "scored_forward_store": (fwd_store.py_func, SCORED_FORWARD,
+                                      kcuda.STORE_MAX_REGISTERS),
+             "scored_traceback": (tb.py_func, SCORED_TRACEBACK, None),
+             "packed_forward_swar": (cuda_packed.packed_kernel(k, False).py_func, PACKED_FORWARD,
+                                     None)}
     if cc >= (9, 0):
-        found["packed_forward_dpx"] = (cuda_packed.packed_kernel(k, True).py_func, PACKED_FORWARD)
+        found["packed_forward_dpx"] = (cuda_packed.packed_kernel(k, True).py_func, PACKED_FORWARD,
+                                       None)
     return found
 
 
-def ptxas(ptx: str, cc: str, workdir: str) -> tuple[str, str]:
-    """Assemble PTX with ``ptxas -v``; returns (the resource lines, the cubin path)."""
+def ptxas(ptx: str, cc: str, workdir: str, max_registers: int | None = None) -> tuple[str, str]:
+    """Assemble PTX with ``ptxas -v`` (``-maxrregcount`` when given); returns (the resource
+    lines, the cubin path)."""
     src = os.path.join(workdir, "k.ptx")
     cubin = os.path.join(workdir, "k.cubin")
     with open(src, "w") as fh:
         fh.write(ptx)
     arch = "sm_" + cc.replace(".", "")
-    done = subprocess.run(["ptxas", "-v", f"-arch={arch}", "-O3", src, "-o", cubin],
+    cap = [f"-maxrregcount={max_registers}"] if max_registers else []
+    done = subprocess.run(["ptxas", "-v", f"-arch={arch}", "-O3", *cap, src, "-o", cubin],
                           capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"ptxas failed: {done.stderr.strip()}")
@@ -131,15 +137,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", help="report only kernels whose name contains this")
     ap.add_argument("--sass", metavar="DIR",
                     help="also write each kernel's SASS to DIR/NAME_kK.sass (to read its loops)")
+    ap.add_argument("--maxrregcount", type=int, metavar="N",
+                    help="cap every kernel's registers per thread at N, as "
+                         "cuda.jit(max_registers=N) would (default: each kernel's own cap)")
     args = ap.parse_args(argv)
     cc = tuple(int(x) for x in args.cc.split("."))
     target_without_device(cc)
     with tempfile.TemporaryDirectory() as workdir:
-        for name, (fn, sig) in kernels(args.k, cc).items():
+        for name, (fn, sig, cap) in kernels(args.k, cc).items():
             if args.only and args.only not in name:
                 continue
             ptx, _ = cuda.compile_ptx(fn, sig, cc=cc)
-            report, cubin = ptxas(ptx, args.cc, workdir)
+            report, cubin = ptxas(ptx, args.cc, workdir, args.maxrregcount or cap)
             text = sass_text(cubin)
             counts, loop = sass_counts(text)
             if args.sass and text is not None:

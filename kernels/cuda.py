@@ -18,7 +18,7 @@ import numpy as np
 from numba import cuda, int16, int32, uint8
 
 from . import scored_quadrant
-from .disk_cache import cache_by_source
+from .disk_cache import cache_by_source, named_for
 from .quadrant import FAST_PATH_MAX, boundary_col_size, boundary_row_size, build
 from .simulator import simulated
 
@@ -124,13 +124,23 @@ def kernels(K: int, vote: bool = True):
     return forward_kernel, traceback_kernel, ns
 
 
+STORE_MAX_REGISTERS = 128
+"""Register cap of the scored forward kernel that keeps boundaries: 16 warps per SM instead
+of 12 (165 registers uncapped). ptxas spills a few values; on the H100 the CIGAR rows
+gained 5% while the same cap made the score-only kernel 2.7x slower, so only the storing
+kernel is capped (benchmarks/RESULTS.md, sixteenth session)."""
+
+
 @cache
 def scored_kernels(K: int, vote: bool = True):
-    """The scored forward and traceback kernels (:mod:`.scored_quadrant`) for quadrant size ``K``.
+    """The scored kernels (:mod:`.scored_quadrant`) for quadrant size ``K``:
+    ``(forward, forward_store, traceback)``.
 
-    Boundaries are int32 (H and F on strip rows, H and E on quadrant columns),
-    lane-interleaved like the edit kernels'; the working row and the quadrant
-    under traceback are thread-local.
+    ``forward`` computes scores and end cells only; ``forward_store`` also keeps the
+    quadrant boundaries for the traceback (compiled apart, so each has its own
+    registers: see :data:`STORE_MAX_REGISTERS`). Boundaries are int32 (H and F on
+    strip rows, H and E on quadrant columns), lane-interleaved like the edit kernels';
+    the working row and the quadrant under traceback are thread-local.
     """
     ns = scored_quadrant.build(cuda.jit(device=True), vote_helper(vote), K)
     forward = ns.forward
@@ -148,27 +158,36 @@ def scored_kernels(K: int, vote: bool = True):
             dst[x] = sub[x]
         cuda.syncthreads()
 
-    @cuda.jit
-    def scored_forward_kernel(q, qoff, t, toff, mode, sub, A, go, ge, clip, store, rbH, rbF, cbH, cbE,
-                              score, end_i, end_j):
-        """Score and end cell of lane ``p``'s pair; boundaries when ``store``."""
-        p = cuda.grid(1)
-        B = score.shape[0]
-        shared = cuda.shared.array(SUB, int32)
-        fill_shared(shared, sub, A)
-        if p >= B:
-            return
-        rowH = cuda.local.array(ROW, int32)
-        rowF = cuda.local.array(ROW, int32)
-        work = cuda.local.array(WORK, int32)
-        qb = qoff[p]
-        tb = toff[p]
-        sc, ei, ej = forward(q, qb, 1, qoff[p + 1] - qb, t, tb, 1, toff[p + 1] - tb, mode, shared, A,
-                             go, ge, clip, store, rowH, rowF, 0, 1, rbH, rbF, p, B, cbH, cbE, p, B,
-                             work)
-        score[p] = sc
-        end_i[p] = ei
-        end_j[p] = ej
+    def make_forward(store: bool):
+        def scored_forward_kernel(q, qoff, t, toff, mode, sub, A, go, ge, clip, rbH, rbF, cbH,
+                                  cbE, score, end_i, end_j):
+            """Score and end cell of lane ``p``'s pair; its boundaries too (``store``, a
+            constant of the kernel)."""
+            p = cuda.grid(1)
+            B = score.shape[0]
+            shared = cuda.shared.array(SUB, int32)
+            fill_shared(shared, sub, A)
+            if p >= B:
+                return
+            rowH = cuda.local.array(ROW, int32)
+            rowF = cuda.local.array(ROW, int32)
+            work = cuda.local.array(WORK, int32)
+            qb = qoff[p]
+            tb = toff[p]
+            sc, ei, ej = forward(q, qb, 1, qoff[p + 1] - qb, t, tb, 1, toff[p + 1] - tb, mode,
+                                 shared, A, go, ge, clip, store, rowH, rowF, 0, 1, rbH, rbF, p, B,
+                                 cbH, cbE, p, B, work)
+            score[p] = sc
+            end_i[p] = ei
+            end_j[p] = ej
+
+        fn = named_for(scored_forward_kernel, "store" if store else "score")
+        if store and not simulated():
+            return cuda.jit(max_registers=STORE_MAX_REGISTERS)(fn)
+        return cuda.jit(fn)
+
+    forward_score = make_forward(False)
+    forward_store = make_forward(True)
 
     @cuda.jit
     def scored_traceback_kernel(q, qoff, t, toff, mode, sub, A, go, ge, n_code, eqx, rbH, rbF,
@@ -193,10 +212,11 @@ def scored_kernels(K: int, vote: bool = True):
         n_ops[p] = k
         nm[p] = d
 
+    kernels = (forward_score, forward_store, scored_traceback_kernel)
     if not simulated():
-        for kernel in (scored_forward_kernel, scored_traceback_kernel):
-            cache_by_source(kernel, "cuda-scored", K, vote)
-    return scored_forward_kernel, scored_traceback_kernel
+        for kernel, role in zip(kernels, ("score", "store", "traceback"), strict=True):
+            cache_by_source(kernel, "cuda-scored", K, vote, role)
+    return kernels
 
 
 @cuda.jit

@@ -300,7 +300,8 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             the floored value, the H100 build took wrong moves in local mode while the CPU and
             the simulator did not.) Cells past a partial quadrant's edge, or past an empty
             sequence (a done lane beside live ones still runs this), score code 0
-            instead of reading past the sequence; the trace never visits them.
+            instead of reading past the sequence; the trace never visits them. Row r+1's
+            left cells and read code are loaded while row r is computed.
             """
             r0 = a * K
             c0 = b * K
@@ -317,12 +318,20 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             for c in range(1, KK):
                 jj = c0 + c - 1
                 tile[2 * KK + c] = np.int32(t[np.uint64(tb + jj * ts)]) if jj < n else 0
+            col = np.uint64(cbb + (b * (m + 1) + r0) * cbs)
+            x = col + np.uint64(min(1, hr) * cbs)
+            nextH = cbH[x]
+            nextE = cbE[x]
+            nextQ = np.int32(q[np.uint64(qb + r0 * qs)]) if r0 < m else np.int32(0)
             for r in range(1, KK):
-                x = np.uint64(cbb + (b * (m + 1) + r0 + min(r, hr)) * cbs)
-                leftH = cbH[x]
-                leftE = cbE[x]
-                ii = r0 + r - 1
-                qi = np.int32(q[np.uint64(qb + ii * qs)]) if ii < m else np.int32(0)
+                leftH = nextH
+                leftE = nextE
+                qi = nextQ
+                x = col + np.uint64(min(r + 1, hr) * cbs)  # row r+1's loads, a row early
+                nextH = cbH[x]
+                nextE = cbE[x]
+                ii = r0 + r
+                nextQ = np.int32(q[np.uint64(qb + ii * qs)]) if ii < m else np.int32(0)
                 row = np.uint32(qi * np.int32(A))  # this read code's row of ``sub``
                 diag = tile[0]
                 tile[0] = leftH

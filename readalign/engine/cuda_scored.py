@@ -37,8 +37,9 @@ def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m
     end_i = pool.get("end_i", count, np.int64)
     end_j = pool.get("end_j", count, np.int64)
     *seqs, sub = dev
-    launch(scored_kernels(k)[0], _blocks(count), THREADS_PER_BLOCK, pool.stream,
-           *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, sc.clip, job.with_cigar, *bufs,
+    kernel = scored_kernels(k)[1 if job.with_cigar else 0]
+    launch(kernel, _blocks(count), THREADS_PER_BLOCK, pool.stream,
+           *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, sc.clip, *bufs,
            score, end_i, end_j)
     return bufs, score, end_i, end_j
 
@@ -53,7 +54,7 @@ def launch_traceback(pool: DevicePool, dev: tuple, job: Job, k: int, fwd: tuple,
            pool.get("ref_start", count, np.int64), pool.get("n_ops", count, np.int64),
            pool.get("nm", count, np.int64))
     *seqs, sub = dev
-    launch(scored_kernels(k)[1], _blocks(count), THREADS_PER_BLOCK, pool.stream,
+    launch(scored_kernels(k)[2], _blocks(count), THREADS_PER_BLOCK, pool.stream,
            *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, job.n_code, job.eqx, *bufs,
            end_i, end_j, d_off, out[0], *out[1:])
     return out
