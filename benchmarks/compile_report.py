@@ -33,13 +33,12 @@ from kernels import cuda_packed
 I64 = int64[::1]
 I32 = int32[::1]
 SEQ = uint8[::1]
-SCORED_FORWARD = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, int64, I32, I32, I32, I32,
-                  I32, I64, I64)
-SCORED_TRACEBACK = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, int64, bool_, I32, I32,
-                    I32, I32, I64, I64, I64, uint32[::1], I64, I64, I64, I64)
-
-
 I16 = int16[::1]
+SCORED_FORWARD = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, int64, I16, I16, I16, I16,
+                  I32, I64, I64)
+"""The scored kernels as the GPU runs them on batches whose values fit int16."""
+SCORED_TRACEBACK = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, int64, bool_, I16, I16,
+                    I16, I16, I64, I64, I64, uint32[::1], I64, I64, I64, I64)
 EDIT_FORWARD = (SEQ, I64, SEQ, I64, I64, bool_, int64, int64, bool_, I16, I16, I32, I64, I64)
 EDIT_TRACEBACK = (SEQ, I64, SEQ, I64, I64, bool_, int64, bool_, I16, I16, I32, I64, I64, I64,
                   uint32[::1], I64)

@@ -151,7 +151,8 @@ def scored_chunk_source(K: int, device_jit=None, vote=vote_alone):
         for x in range(lo, hi):
             qb, m, tb, n = _pair(qoff, toff, order[x])
             sc, ei, ej = forward(q, qb, 1, m, t, tb, 1, n, mode, sub, A, go, ge, clip, with_cigar,
-                                 rowH, rowF, 0, 1, rbH, rbF, 0, 1, cbH, cbE, 0, 1, work)
+                                 rowH, rowF, 0, 1, rbH, rbF, 0, 1, cbH, cbE, 0, 1, work,
+                                 scored_quadrant.NEG)
             score[x] = sc
             q_end[x] = ei
             ref_end[x] = ej

@@ -132,15 +132,18 @@ kernel is capped (benchmarks/RESULTS.md, sixteenth session)."""
 
 
 @cache
-def scored_kernels(K: int, vote: bool = True):
+def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
     """The scored kernels (:mod:`.scored_quadrant`) for quadrant size ``K``:
     ``(forward, forward_store, traceback)``.
 
     ``forward`` computes scores and end cells only; ``forward_store`` also keeps the
     quadrant boundaries for the traceback (compiled apart, so each has its own
-    registers: see :data:`STORE_MAX_REGISTERS`). Boundaries are int32 (H and F on
-    strip rows, H and E on quadrant columns), lane-interleaved like the edit kernels';
-    the working row and the quadrant under traceback are thread-local.
+    registers: see :data:`STORE_MAX_REGISTERS`). Boundaries (H and F on strip rows,
+    H and E on quadrant columns) are lane-interleaved like the edit kernels'; the
+    working row and the quadrant under traceback are thread-local. ``narrow``: the
+    working row is int16 and the boundaries must be too (half the bytes; for batches
+    where :func:`.scored_quadrant.fits_int16`), else int32. The traceback takes
+    either (numba compiles it per boundary type).
     """
     ns = scored_quadrant.build(cuda.jit(device=True), vote_helper(vote), K)
     forward = ns.forward
@@ -150,6 +153,8 @@ def scored_kernels(K: int, vote: bool = True):
     ROW = FAST_PATH_MAX + 1
     SUB = scored_quadrant.MAX_ALPHABET * scored_quadrant.MAX_ALPHABET
     WORK = 5 * K
+    CELL = int16 if narrow else int32
+    NEG = scored_quadrant.NEG16 if narrow else scored_quadrant.NEG
 
     @cuda.jit(device=True)
     def fill_shared(dst, sub, A):
@@ -169,19 +174,20 @@ def scored_kernels(K: int, vote: bool = True):
             fill_shared(shared, sub, A)
             if p >= B:
                 return
-            rowH = cuda.local.array(ROW, int32)
-            rowF = cuda.local.array(ROW, int32)
+            rowH = cuda.local.array(ROW, CELL)
+            rowF = cuda.local.array(ROW, CELL)
             work = cuda.local.array(WORK, int32)
             qb = qoff[p]
             tb = toff[p]
             sc, ei, ej = forward(q, qb, 1, qoff[p + 1] - qb, t, tb, 1, toff[p + 1] - tb, mode,
                                  shared, A, go, ge, clip, store, rowH, rowF, 0, 1, rbH, rbF, p, B,
-                                 cbH, cbE, p, B, work)
+                                 cbH, cbE, p, B, work, NEG)
             score[p] = sc
             end_i[p] = ei
             end_j[p] = ej
 
-        fn = named_for(scored_forward_kernel, "store" if store else "score")
+        fn = named_for(scored_forward_kernel, "store" if store else "score",
+                       "int16" if narrow else "int32")
         if store and not simulated():
             return cuda.jit(max_registers=STORE_MAX_REGISTERS)(fn)
         return cuda.jit(fn)
@@ -189,7 +195,6 @@ def scored_kernels(K: int, vote: bool = True):
     forward_score = make_forward(False)
     forward_store = make_forward(True)
 
-    @cuda.jit
     def scored_traceback_kernel(q, qoff, t, toff, mode, sub, A, go, ge, n_code, eqx, rbH, rbF,
                                 cbH, cbE, end_i, end_j, out_off, out, q_start, ref_start, n_ops,
                                 nm):
@@ -212,10 +217,11 @@ def scored_kernels(K: int, vote: bool = True):
         n_ops[p] = k
         nm[p] = d
 
-    kernels = (forward_score, forward_store, scored_traceback_kernel)
+    traceback_kernel = cuda.jit(named_for(scored_traceback_kernel, "int16" if narrow else "int32"))
+    kernels = (forward_score, forward_store, traceback_kernel)
     if not simulated():
         for kernel, role in zip(kernels, ("score", "store", "traceback"), strict=True):
-            cache_by_source(kernel, "cuda-scored", K, vote, role)
+            cache_by_source(kernel, "cuda-scored", K, vote, narrow, role)
     return kernels
 
 

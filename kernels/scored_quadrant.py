@@ -66,6 +66,11 @@ MAX_ALPHABET = 64
 """Most letters a scoring's alphabet may have (the GPU keeps the matrix in shared memory)."""
 NEG = -(1 << 29)
 """Minus infinity for scores: far below any alignment, far above int32's end."""
+NEG16 = -(1 << 15)
+"""Minus infinity in int16 rows and boundaries (see :func:`fits_int16`)."""
+INT16_SPAN = 32000
+"""How far from 0 every value an int16 row or boundary holds must stay: clear of NEG16,
+also after a gap penalty is taken from it."""
 ST_H = 0
 ST_E = 1
 ST_F = 2
@@ -83,6 +88,20 @@ MV_SAME = 32
 def cigar_capacity(m: int, n: int) -> int:
     """CIGAR runs a pair can need: one per cell step at most, plus the two clips."""
     return m + n + 2
+
+
+def fits_int16(go: int, ge: int, best_sub: int, clip: int, m_max: int, n_max: int) -> bool:
+    """Whether int16 rows and boundaries hold every value of pairs up to ``m_max`` x ``n_max``.
+
+    H is the best score over paths, so it is at least the all-gap path's
+    ``-(2 go + (i + j) ge)`` (0 in local mode) and at most ``best_sub`` per aligned
+    pair plus the two clip bonuses; E and F are at most one gap opening below an H.
+    Inside :data:`INT16_SPAN` on both sides, NEG16 loses every maximum as NEG does, so
+    results are identical to int32's (GPU and CPU compared in the tests).
+    """
+    low = 3 * go + (m_max + n_max + 2) * ge
+    high = max(best_sub, 0) * min(m_max, n_max) + 2 * abs(clip)
+    return max(low, high) < INT16_SPAN
 
 
 def tile_size(K: int) -> int:
@@ -138,8 +157,8 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         value in the last column (``track_last`` only).
         """
         def sweep(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb, rows, work, h, edge_h, store,
-                  rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, col_stride):
-            diag = rowH[rowb]
+                  rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, col_stride, neg):
+            diag = np.int32(rowH[rowb])
             rbj = np.uint64(rb0)
             step = np.uint64(rbs)
             cstep = np.uint64(cbs)
@@ -147,13 +166,13 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 rbH[rbj] = diag
                 rbF[rbj] = rowF[rowb]
             rowH[rowb] = edge_h
-            rowF[rowb] = NEG
+            rowF[rowb] = neg
             best = edge_h
             best_j = np.int32(0)
             last = edge_h
             first = min(1, n)
-            nextH = rowH[np.uint64(rowb + first * rows)]
-            nextF = rowF[np.uint64(rowb + first * rows)]
+            nextH = np.int32(rowH[np.uint64(rowb + first * rows)])
+            nextF = np.int32(rowF[np.uint64(rowb + first * rows)])
             nextT = np.int32(t[np.uint64(tb)]) if n > 0 else np.int32(0)
             for j in range(1, n + 1):
                 x = np.uint64(rowb + j * rows)
@@ -161,8 +180,8 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 aboveF = nextF
                 tj = nextT
                 ahead = min(j + 1, n)  # the next column's loads, issued a column early
-                nextH = rowH[np.uint64(rowb + ahead * rows)]
-                nextF = rowF[np.uint64(rowb + ahead * rows)]
+                nextH = np.int32(rowH[np.uint64(rowb + ahead * rows)])
+                nextF = np.int32(rowF[np.uint64(rowb + ahead * rows)])
                 nextT = np.int32(t[np.uint64(tb + (ahead - 1) * ts)])
                 if store:
                     rbj += step
@@ -209,7 +228,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
 
     @device_fn
     def forward(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, clip, store,
-                rowH, rowF, rowb, rows, rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs, work):
+                rowH, rowF, rowb, rows, rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs, work, neg):
         """Fill H, E, F in strips of K rows, keeping only quadrant boundaries.
 
         ``rowH``/``rowF`` hold one row (n+1 cells); ``work`` (5K int32) the strip's
@@ -217,7 +236,9 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         ``sub`` it reads) and, in local mode, each row's best score and column.
         The top row of strip ``s`` goes to ``rbH``/``rbF[s*(n+1) + j]``, column
         ``j = b*K`` to ``cbH``/``cbE[b*(m+1) + i]`` (when ``store``). All cell
-        arithmetic is int32. Local mode with a clip penalty ``clip`` (L): an
+        arithmetic is int32; the rows and boundaries may be int16 or int32 arrays,
+        ``neg`` their minus infinity (:data:`NEG16` or :data:`NEG`; values are read as
+        int32). Local mode with a clip penalty ``clip`` (L): an
         alignment that starts on the read's first base or ends on its last earns L
         at that end (row 0 holds L, the last row's best counts L more), so the
         best cell maximises the score minus L per clipped end; that is the score
@@ -230,14 +251,14 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         top = clip if mode == LOCAL else np.int32(0)
         for j in range(n + 1):
             rowH[rowb + j * rows] = top if mode != GLOBAL else edge(mode, j, go, ge)
-            rowF[rowb + j * rows] = NEG
+            rowF[rowb + j * rows] = neg
         if store:
             for i in range(m + 1):
                 cbH[cbb + i * cbs] = top if i == 0 else edge(mode, i, go, ge)
-                cbE[cbb + i * cbs] = NEG
+                cbE[cbb + i * cbs] = neg
         if m == 0:
             if mode == GLOBAL:
-                return rowH[rowb + n * rows], 0, n
+                return np.int32(rowH[rowb + n * rows]), 0, n
             return np.int32(0), 0, 0
         best = np.int32(0) if mode == LOCAL else np.int32(NEG)
         bi = 0
@@ -257,7 +278,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             cb0 = cbb + (i0 + 1) * cbs
             if mode == LOCAL:
                 sweep_local(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb, rows, work, h, edge_h,
-                            store, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, (m + 1) * cbs)
+                            store, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, (m + 1) * cbs, neg)
                 for r in range(K):
                     row_best = work[3 * K + r] + (clip if i0 + r + 1 == m else np.int32(0))
                     if r < h and row_best > best:
@@ -266,11 +287,11 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                         bj = work[4 * K + r]
             elif i0 + h < m:
                 sweep_fill(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb, rows, work, h, edge_h,
-                           store, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, (m + 1) * cbs)
+                           store, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, (m + 1) * cbs, neg)
             else:
                 row_best, row_j, last = sweep_last(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb,
                                                    rows, work, h, edge_h, store, rbH, rbF, rb0,
-                                                   rbs, cbH, cbE, cb0, cbs, (m + 1) * cbs)
+                                                   rbs, cbH, cbE, cb0, cbs, (m + 1) * cbs, neg)
                 if mode == GLOBAL:
                     return last, m, n
                 best = row_best
@@ -313,23 +334,23 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             nc = np.int32(n_code)
             for c in range(KK):
                 x = np.uint64(rbb + (a * (n + 1) + c0 + min(c, wc)) * rbs)
-                tile[c] = rbH[x]
-                tile[KK + c] = rbF[x]
+                tile[c] = np.int32(rbH[x])
+                tile[KK + c] = np.int32(rbF[x])
             for c in range(1, KK):
                 jj = c0 + c - 1
                 tile[2 * KK + c] = np.int32(t[np.uint64(tb + jj * ts)]) if jj < n else 0
             col = np.uint64(cbb + (b * (m + 1) + r0) * cbs)
             x = col + np.uint64(min(1, hr) * cbs)
-            nextH = cbH[x]
-            nextE = cbE[x]
+            nextH = np.int32(cbH[x])
+            nextE = np.int32(cbE[x])
             nextQ = np.int32(q[np.uint64(qb + r0 * qs)]) if r0 < m else np.int32(0)
             for r in range(1, KK):
                 leftH = nextH
                 leftE = nextE
                 qi = nextQ
                 x = col + np.uint64(min(r + 1, hr) * cbs)  # row r+1's loads, a row early
-                nextH = cbH[x]
-                nextE = cbE[x]
+                nextH = np.int32(cbH[x])
+                nextE = np.int32(cbE[x])
                 ii = r0 + r
                 nextQ = np.int32(q[np.uint64(qb + ii * qs)]) if ii < m else np.int32(0)
                 row = np.uint32(qi * np.int32(A))  # this read code's row of ``sub``

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.cuda import compact_runs, launch, scored_boundary_elements, scored_kernels
+from ..kernels.scored_quadrant import fits_int16
 from ..runtime.gpu_memory import DevicePool, download
 from . import flatseq
 from .cuda import THREADS_PER_BLOCK
@@ -20,7 +21,8 @@ from .packing import AnyPacked
 
 
 def lane_bytes(m_max: int, n_max: int, k: int, with_cigar: bool) -> int:
-    """Device bytes one lane of a scored batch needs (int32 boundaries, CIGAR slots, sequences)."""
+    """Device bytes one lane of a scored batch needs (boundaries counted as int32, CIGAR slots,
+    sequences)."""
     rows, cols = scored_boundary_elements(m_max, n_max, k) if with_cigar else (0, 0)
     cigar = 8 * (m_max + n_max + 2) if with_cigar else 0  # worst-case slots, then packed runs
     return 8 * (rows + cols) + cigar + m_max + n_max + 96
@@ -28,16 +30,21 @@ def lane_bytes(m_max: int, n_max: int, k: int, with_cigar: bool) -> int:
 
 def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m_max: int,
                    n_max: int) -> tuple:
-    """Enqueue the scored forward kernel; returns ``(boundaries, score, end_i, end_j)`` on the device."""
+    """Enqueue the scored forward kernel; returns ``(boundaries, score, end_i, end_j)`` on the device.
+
+    Boundaries and the working row are int16 where the batch's values provably fit
+    (:func:`~readalign.kernels.scored_quadrant.fits_int16`), else int32."""
     sc = job.scores
+    narrow = fits_int16(sc.gap_open, sc.gap_extend, int(sc.sub.max()), sc.clip, m_max, n_max)
+    cell = np.int16 if narrow else np.int32
     rows, cols = scored_boundary_elements(m_max, n_max, k) if job.with_cigar else (1, 1)
-    bufs = tuple(pool.space(name, size * count, np.int32)
+    bufs = tuple(pool.space(name + cell.__name__, size * count, cell)
                  for name, size in (("rbH", rows), ("rbF", rows), ("cbH", cols), ("cbE", cols)))
     score = pool.get("score", count, np.int32)
     end_i = pool.get("end_i", count, np.int64)
     end_j = pool.get("end_j", count, np.int64)
     *seqs, sub = dev
-    kernel = scored_kernels(k)[1 if job.with_cigar else 0]
+    kernel = scored_kernels(k, narrow=narrow)[1 if job.with_cigar else 0]
     launch(kernel, _blocks(count), THREADS_PER_BLOCK, pool.stream,
            *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, sc.clip, *bufs,
            score, end_i, end_j)
@@ -54,7 +61,8 @@ def launch_traceback(pool: DevicePool, dev: tuple, job: Job, k: int, fwd: tuple,
            pool.get("ref_start", count, np.int64), pool.get("n_ops", count, np.int64),
            pool.get("nm", count, np.int64))
     *seqs, sub = dev
-    launch(scored_kernels(k)[2], _blocks(count), THREADS_PER_BLOCK, pool.stream,
+    narrow = bufs[0].dtype == np.int16
+    launch(scored_kernels(k, narrow=narrow)[2], _blocks(count), THREADS_PER_BLOCK, pool.stream,
            *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, job.n_code, job.eqx, *bufs,
            end_i, end_j, d_off, out[0], *out[1:])
     return out

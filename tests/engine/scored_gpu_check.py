@@ -119,7 +119,10 @@ def main(count: int, max_len: int) -> None:
         reads += [long_w[5:1150], b"ACGT" * 10]
         windows += [long_w, long_w]
     checked = 0
-    for values in ((1, 4, 6, 1), (2, 3, 0, 2)):
+    # (1, 4, 1000, 150): batches of short pairs hold values down to about -29,000 in the
+    # GPU's int16 boundaries, longer ones take the int32 kernels, as (1, 4, 1000, 1000)
+    # always does (kernels.scored_quadrant.fits_int16)
+    for values in ((1, 4, 6, 1), (2, 3, 0, 2), (1, 4, 1000, 150), (1, 4, 1000, 1000)):
         scoring = readalign.Scoring(*values)
         for mode in ("global", "infix", "local"):
             for k in (8, 16):

@@ -11,8 +11,9 @@ import pytest
 from conftest import HAS_GPU, REPO, require_module, under_simulator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from readalign.kernels.scored_quadrant import INT16_SPAN, fits_int16
+from scored_oracle import NEG, _matrices, dna_scorer, replay, rescore
 from scored_oracle import align as oracle
-from scored_oracle import dna_scorer, replay, rescore
 
 import readalign
 from readalign.engine.matrices import ALPHABET, MATRICES
@@ -216,3 +217,25 @@ def test_gpu_equals_cpu_on_many_mixed_pairs():
                           "200000", "300"], capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "identical on CPU and GPU" in out.stdout
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), m=st.integers(0, 40), n=st.integers(0, 40), go=st.integers(0, 1000),
+       match=st.integers(1, 1000), mismatch=st.integers(0, 1000), clip=st.integers(0, 1000),
+       mode=st.sampled_from(MODES))
+def test_int16_bound_holds_every_value(data, m, n, go, match, mismatch, clip, mode):
+    """Where fits_int16 lets the GPU keep rows and boundaries in int16, every H, E and F of
+    the plain Gotoh matrices (minus infinity aside) is inside INT16_SPAN. The gap extension
+    is among the largest that fits_int16 accepts, where the all-gap paths come closest."""
+    accepted = [g for g in range(1001) if fits_int16(go, g, match, clip, m, n)]
+    if not accepted:
+        return
+    ge = data.draw(st.sampled_from(accepted[-3:]), label="ge")
+    # letters that never match make the all-gap paths the best ones
+    q_letters, t_letters = data.draw(st.sampled_from([("ACGTN", "ACGTN"), ("AC", "GT")]))
+    q = data.draw(st.text(q_letters, min_size=m, max_size=m), label="q")
+    t = data.draw(st.text(t_letters, min_size=n, max_size=n), label="t")
+    matrices = _matrices(q, t, dna_scorer(match, mismatch), go, ge, mode,
+                         clip if mode == "local" else 0)
+    values = [v for grid in matrices for row in grid for v in row if v != NEG]
+    assert min(values) > -INT16_SPAN and max(values) < INT16_SPAN
