@@ -126,9 +126,9 @@ def kernels(K: int, vote: bool = True):
 
 STORE_MAX_REGISTERS = 128
 """Register cap of the scored forward kernel that keeps boundaries: 16 warps per SM instead
-of 12 (165 registers uncapped). ptxas spills a few values; on the H100 the CIGAR rows
-gained 5% while the same cap made the score-only kernel 2.7x slower, so only the storing
-kernel is capped (benchmarks/RESULTS.md, sixteenth session)."""
+of 12 (168 registers uncapped at k = 16; ptxas spills 140 bytes, none in the column loops).
+On the H100 the CIGAR rows gained 5% while the same cap made the score-only kernel 2.7x
+slower, so only the storing kernel is capped (benchmarks/RESULTS.md, sixteenth session)."""
 
 
 @cache

@@ -21,8 +21,8 @@ from .packing import AnyPacked
 
 
 def lane_bytes(m_max: int, n_max: int, k: int, with_cigar: bool) -> int:
-    """Device bytes one lane of a scored batch needs (boundaries counted as int32, CIGAR slots,
-    sequences)."""
+    """Device bytes one lane of a scored batch needs (CIGAR slots, sequences, boundaries
+    counted as int32: batches in int16 use half of that part)."""
     rows, cols = scored_boundary_elements(m_max, n_max, k) if with_cigar else (0, 0)
     cigar = 8 * (m_max + n_max + 2) if with_cigar else 0  # worst-case slots, then packed runs
     return 8 * (rows + cols) + cigar + m_max + n_max + 96
