@@ -58,14 +58,10 @@ def untraced_spans(dist, ends, infix, ref_start, ref_end):
         ref_start[x], ref_end[x] = _spans(dist[x], ends[x], -1, False, infix)
 
 
-@cache
-def chunk_kernel(K: int):
-    """Return the kernel that aligns one chunk of a batch for quadrant size ``K``.
-
-    Compiled once per machine and kept in numba's disk cache, keyed by ``K``
-    and the kernel sources.
-    """
-    ns = build(njit(cache=False), vote_alone, K)
+def chunk_source(K: int, device_jit=None, vote=vote_alone):
+    """The Python function of the edit-distance chunk kernel, size ``K``, on
+    ``device_jit`` (default numba's ``njit``) and ``vote`` (as :func:`scored_chunk_source`)."""
+    ns = build(device_jit or njit(cache=False), vote, K)
     forward = ns.forward
     traceback = ns.traceback
     spans = ns.spans
@@ -106,7 +102,17 @@ def chunk_kernel(K: int):
             ref_start[x], ref_end[x] = spans(d, end_j, start, traced, infix)
             n_ops[x] = k_ops
 
-    kernel = njit(nogil=True, cache=False)(named_for(align_chunk, f"k{K}"))
+    return align_chunk
+
+
+@cache
+def chunk_kernel(K: int):
+    """Return the kernel that aligns one chunk of a batch for quadrant size ``K``.
+
+    Compiled once per machine and kept in numba's disk cache, keyed by ``K``
+    and the kernel sources.
+    """
+    kernel = njit(nogil=True, cache=False)(named_for(chunk_source(K), f"k{K}"))
     cache_by_source(kernel, "cpu", K)
     return kernel
 

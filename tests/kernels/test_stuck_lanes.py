@@ -1,12 +1,13 @@
-"""A GPU lane that is done keeps running the traceback's loops while its warp lives.
+"""A GPU lane that is done keeps running the kernels' loops while its warp lives.
 
 The warp vote ends a loop only when every lane of the warp is done, so a lane whose
-pair is finished (or empty) runs the remaining quadrants and steps as no-ops beside
-the live ones. The CPU kernel, one lane per warp, never does; neither does the
-simulator. Here the CPU's scored chunk kernel is compiled with a vote that never
-ends a loop and with numba's bounds checks, so every lane runs every loop to its end
-as the busiest GPU warp makes it: results must not change and no index may leave its
-array (an unsigned index computed from an empty sequence once did, on the H100 only).
+pair is finished (or empty, or past ``max_distance``) runs the remaining strips,
+quadrants and steps as no-ops beside the live ones. The CPU kernels, one lane per warp,
+never do; neither does the simulator. Here the CPU's chunk kernels (scored and edit
+distance) are compiled with a vote that never ends a loop and with numba's bounds
+checks, so every lane runs every loop to its end as the busiest GPU warp makes it:
+results must not change and no index may leave its array (an unsigned index computed
+from an empty sequence once did, on the H100 only).
 """
 
 from __future__ import annotations
@@ -28,31 +29,44 @@ SCORINGS = (readalign.Scoring(1, 4, 6, 1), readalign.Scoring(2, 3, 0, 2),
             readalign.Scoring(matrix="BLOSUM62", gap_open=10, gap_extend=1))
 
 
-@cache
-def stuck_kernel(K: int):
-    """The scored chunk kernel with :func:`vote_never` and bounds checks (compiled once)."""
-    checked = njit(boundscheck=True, cache=False)
-    source = kernels_cpu.scored_chunk_source(K, checked, kernels_cpu.vote_never)
-    return njit(boundscheck=True, nogil=True, cache=False)(source)
+def _stuck(source_of):
+    @cache
+    def kernel(K: int):
+        """The chunk kernel with :func:`vote_never` and bounds checks (compiled once)."""
+        checked = njit(boundscheck=True, cache=False)
+        source = source_of(K, checked, kernels_cpu.vote_never)
+        return njit(boundscheck=True, nogil=True, cache=False)(source)
+    return kernel
+
+
+STUCK = {"scored_chunk_kernel": _stuck(kernels_cpu.scored_chunk_source),
+         "chunk_kernel": _stuck(kernels_cpu.chunk_source)}
 
 
 def aligned_by_stuck_lanes(reads, windows, **args):
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(kernels_cpu, "scored_chunk_kernel", stuck_kernel)
+        for name, kernel in STUCK.items():
+            patch.setattr(kernels_cpu, name, kernel)
         return readalign.align(reads, windows, backend="cpu", **args)
 
 
 def assert_same(a, b) -> None:
     for name in FIELDS:
-        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+        x, y = getattr(a, name), getattr(b, name)
+        assert (x is None and y is None) or np.array_equal(x, y), name
 
 
-@pytest.mark.parametrize("mode", ["global", "infix", "local"])
-def test_empty_sequences_at_offset_zero(mode):
-    """Empty reads and windows first in the batch: their sequences start at offset 0."""
+@pytest.mark.parametrize(("mode", "scoring"), [(m, SCORINGS[0]) for m in ("global", "infix", "local")]
+                         + [("global", None), ("infix", None)])
+@pytest.mark.parametrize("empty_read_first", [True, False])
+def test_empty_sequences_at_offset_zero(mode, scoring, empty_read_first):
+    """An empty read (or window) first in the batch, beside a window (or read): its
+    sequence starts at offset 0 and the trace still runs for the other side."""
     reads = ["", "", "ACGTAACGTTGCA", "", "GGATTACA" * 5, "TTGCA"]
-    windows = ["", "ACGTTACGTA", "", "", "GGATTCACA" * 5, "ACGTTGCAAC"]
-    args = dict(mode=mode, scoring=SCORINGS[0], k=8)
+    windows = ["ACGTTACGTA", "", "", "", "GGATTCACA" * 5, "ACGTTGCAAC"]
+    if not empty_read_first:
+        reads, windows = windows, reads
+    args = dict(mode=mode, scoring=scoring, k=8)
     assert_same(aligned_by_stuck_lanes(reads, windows, **args),
                 readalign.align(reads, windows, backend="cpu", **args))
 
@@ -71,3 +85,17 @@ def test_stuck_lanes_change_nothing(data, mode, which, k):
     args = dict(mode=mode, scoring=SCORINGS[which], k=k)
     assert_same(aligned_by_stuck_lanes(reads, windows, **args),
                 readalign.align(reads, windows, backend="cpu", **args))
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), mode=st.sampled_from(["infix", "global"]), k=st.sampled_from([4, 8]),
+       max_distance=st.sampled_from([None, 0, 3]))
+def test_stuck_lanes_change_no_edit_distance(data, mode, k, max_distance):
+    pairs = data.draw(st.lists(st.tuples(dna, dna), min_size=1, max_size=12))
+    reads, windows = [list(x) for x in zip(*pairs)]
+    args = dict(mode=mode, k=k, max_distance=max_distance)
+    got = aligned_by_stuck_lanes(reads, windows, **args)
+    want = readalign.align(reads, windows, backend="cpu", **args)
+    for name in ("distance", "ref_start", "ref_end"):
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    assert [got.cigar(i) for i in range(len(reads))] == [want.cigar(i) for i in range(len(reads))]
