@@ -90,16 +90,24 @@ def cigar_capacity(m: int, n: int) -> int:
     return m + n + 2
 
 
-def fits_int16(go: int, ge: int, best_sub: int, clip: int, m_max: int, n_max: int) -> bool:
+def fits_int16(mode: int, go: int, ge: int, best_sub: int, clip: int, m_max: int,
+               n_max: int) -> bool:
     """Whether int16 rows and boundaries hold every value of pairs up to ``m_max`` x ``n_max``.
 
-    H is the best score over paths, so it is at least the all-gap path's
-    ``-(2 go + (i + j) ge)`` (0 in local mode) and at most ``best_sub`` per aligned
-    pair plus the two clip bonuses; E and F are at most one gap opening below an H.
-    Inside :data:`INT16_SPAN` on both sides, NEG16 loses every maximum as NEG does, so
-    results are identical to int32's (GPU and CPU compared in the tests).
+    H is the best score over paths, so it is at least an all-gap path's: in global
+    mode ``-(2 go + (i + j) ge)`` (along row 0, then down), in infix mode
+    ``-(go + i ge)`` (row 0 is free), in local mode 0; E and F are at most one gap
+    opening below an H. H is at most ``best_sub`` per aligned pair plus the two
+    clip bonuses. Inside :data:`INT16_SPAN` on both sides, NEG16 loses every maximum
+    as NEG does, so results are identical to int32's (GPU and CPU compared in the
+    tests).
     """
-    low = 3 * go + (m_max + n_max + 2) * ge
+    if mode == GLOBAL:
+        low = 3 * go + (m_max + n_max + 2) * ge
+    elif mode == INFIX:
+        low = 2 * go + (m_max + 2) * ge
+    else:
+        low = go + ge
     high = max(best_sub, 0) * min(m_max, n_max) + 2 * abs(clip)
     return max(low, high) < INT16_SPAN
 

@@ -35,7 +35,8 @@ def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m
     Boundaries and the working row are int16 where the batch's values provably fit
     (:func:`~readalign.kernels.scored_quadrant.fits_int16`), else int32."""
     sc = job.scores
-    narrow = fits_int16(sc.gap_open, sc.gap_extend, int(sc.sub.max()), sc.clip, m_max, n_max)
+    narrow = fits_int16(sc.mode, sc.gap_open, sc.gap_extend, int(sc.sub.max()), sc.clip, m_max,
+                        n_max)
     cell = np.int16 if narrow else np.int32
     rows, cols = scored_boundary_elements(m_max, n_max, k) if job.with_cigar else (1, 1)
     bufs = tuple(pool.space(name + cell.__name__, size * count, cell)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import pytest
 from conftest import HAS_GPU, REPO, require_module, under_simulator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from readalign.kernels.scored_quadrant import INT16_SPAN, fits_int16
+from readalign.kernels.scored_quadrant import INT16_SPAN, MODE_NAMES, fits_int16
 from scored_oracle import NEG, _matrices, dna_scorer, replay, rescore
 from scored_oracle import align as oracle
 
@@ -221,21 +222,48 @@ def test_gpu_equals_cpu_on_many_mixed_pairs():
 
 @settings(max_examples=300, deadline=None)
 @given(data=st.data(), m=st.integers(0, 40), n=st.integers(0, 40), go=st.integers(0, 1000),
-       match=st.integers(1, 1000), mismatch=st.integers(0, 1000), clip=st.integers(0, 1000),
-       mode=st.sampled_from(MODES))
-def test_int16_bound_holds_every_value(data, m, n, go, match, mismatch, clip, mode):
+       mismatch=st.integers(0, 1000), clip=st.integers(0, 1000), mode=st.sampled_from(MODES),
+       gap_edge=st.booleans())
+def test_int16_bound_holds_every_value(data, m, n, go, mismatch, clip, mode, gap_edge):
     """Where fits_int16 lets the GPU keep rows and boundaries in int16, every H, E and F of
-    the plain Gotoh matrices (minus infinity aside) is inside INT16_SPAN. The gap extension
-    is among the largest that fits_int16 accepts, where the all-gap paths come closest."""
-    accepted = [g for g in range(1001) if fits_int16(go, g, match, clip, m, n)]
-    if not accepted:
+    the plain Gotoh matrices (minus infinity aside) is inside INT16_SPAN. Either the gap
+    extension or the match score is among the largest that fits_int16 accepts, where the
+    all-gap paths (letters that never match) or the all-match paths come closest."""
+    code = MODE_NAMES.index(mode)
+    if gap_edge:
+        match = data.draw(st.integers(1, 1000), label="match")
+        accepted = [g for g in range(1001) if fits_int16(code, go, g, match, clip, m, n)]
+        ge = data.draw(st.sampled_from(accepted[-3:] or [0]), label="ge")
+    else:
+        ge = data.draw(st.integers(0, 1000), label="ge")
+        accepted = [x for x in range(1, 1001) if fits_int16(code, go, ge, x, clip, m, n)]
+        match = data.draw(st.sampled_from(accepted[-3:] or [1]), label="match")
+    if not fits_int16(code, go, ge, match, clip, m, n):
         return
-    ge = data.draw(st.sampled_from(accepted[-3:]), label="ge")
-    # letters that never match make the all-gap paths the best ones
-    q_letters, t_letters = data.draw(st.sampled_from([("ACGTN", "ACGTN"), ("AC", "GT")]))
+    q_letters, t_letters = data.draw(st.sampled_from([("ACGTN", "ACGTN"), ("AC", "GT"),
+                                                      ("A", "A")]))
     q = data.draw(st.text(q_letters, min_size=m, max_size=m), label="q")
     t = data.draw(st.text(t_letters, min_size=n, max_size=n), label="t")
     matrices = _matrices(q, t, dna_scorer(match, mismatch), go, ge, mode,
                          clip if mode == "local" else 0)
     values = [v for grid in matrices for row in grid for v in row if v != NEG]
     assert min(values) > -INT16_SPAN and max(values) < INT16_SPAN
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_int16_bound_at_its_extremes(mode):
+    """The worst cases of fits_int16 by construction: letters that never match under the
+    largest mismatch (all-gap paths) at the largest accepted gap extension, and equal
+    letters with the largest clip at the largest accepted match score."""
+    code = MODE_NAMES.index(mode)
+    for m, n, go in itertools.product((1, 7, 40), (1, 7, 40), (0, 500, 1000)):
+        ge = max([g for g in range(1001) if fits_int16(code, go, g, 1, 0, m, n)], default=None)
+        match = max([x for x in range(1, 1001) if fits_int16(code, go, 1, x, 1000, m, n)],
+                    default=None)
+        cases = [("A" * m, "C" * n, dna_scorer(1, 1000), ge, 0)] if ge is not None else []
+        if match is not None:
+            cases.append(("A" * m, "A" * n, dna_scorer(match, 1000), 1, 1000))
+        for q, t, sub, gap_extend, clip in cases:
+            matrices = _matrices(q, t, sub, go, gap_extend, mode, clip if mode == "local" else 0)
+            values = [v for grid in matrices for row in grid for v in row if v != NEG]
+            assert min(values) > -INT16_SPAN and max(values) < INT16_SPAN, (m, n, go, q[:1], t[:1])
