@@ -19,7 +19,7 @@ from numba import njit
 
 from . import scored_quadrant
 from .disk_cache import cache_by_source, named_for
-from .quadrant import build, pair_spans
+from .quadrant import build, pair_bounds, pair_spans
 
 
 @njit(cache=True)
@@ -34,12 +34,7 @@ def _longest(qoff, toff, order, lo, hi):
     return mmax, nmax
 
 
-@njit(cache=True)
-def _pair(qoff, toff, p):
-    """Pair ``p``'s read start and length, window start and length."""
-    qb = qoff[p]
-    tb = toff[p]
-    return qb, qoff[p + 1] - qb, tb, toff[p + 1] - tb
+_pair = njit(cache=True)(pair_bounds)
 
 
 @njit(cache=True)

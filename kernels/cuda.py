@@ -19,7 +19,13 @@ from numba import cuda, int16, int32, uint8
 
 from . import scored_quadrant
 from .disk_cache import cache_by_source, named_for
-from .quadrant import FAST_PATH_MAX, boundary_col_size, boundary_row_size, build
+from .quadrant import (
+    FAST_PATH_MAX,
+    boundary_col_size,
+    boundary_row_size,
+    build,
+    pair_bounds,
+)
 from .simulator import simulated
 
 BOUNDARY_DTYPE = np.int16
@@ -36,6 +42,10 @@ def launch(kernel, grid, block, stream, *args) -> None:
     """Enqueue ``kernel[grid, block, stream](*args)`` under :data:`LAUNCH_LOCK`."""
     with LAUNCH_LOCK:
         kernel[grid, block, stream](*args)
+
+
+lane_pair = cuda.jit(device=True)(pair_bounds)
+"""A lane's pair: read start and length, window start and length (:func:`.quadrant.pair_bounds`)."""
 
 
 def vote_helper(enabled: bool = True):
@@ -87,11 +97,9 @@ def kernels(K: int, vote: bool = True):
         row = cuda.local.array(ROW, int16)
         strip = cuda.local.array(K, int32)
         qk = cuda.local.array(K, int32)
-        pair = order[p]
-        qb = qoff[pair]
-        tb = toff[pair]
-        d, e = forward(q, qb, 1, qoff[pair + 1] - qb, t, tb, 1, toff[pair + 1] - tb, infix,
-                       max_dist, n_code, store, row, 0, 1, rbuf, p, B, cbuf, p, B, strip, qk)
+        qb, m, tb, n = lane_pair(qoff, toff, order[p])
+        d, e = forward(q, qb, 1, m, t, tb, 1, n, infix, max_dist, n_code, store, row, 0, 1,
+                       rbuf, p, B, cbuf, p, B, strip, qk)
         dist[p] = d
         ref_start[p], ref_end[p] = spans(d, e, -1, False, infix)
 
@@ -109,12 +117,9 @@ def kernels(K: int, vote: bool = True):
             return
         tile = cuda.local.array(KK, int32)
         moves = cuda.local.array(MOVES, uint8)
-        pair = order[p]
-        qb = qoff[pair]
-        tb = toff[pair]
-        s, k = traceback(q, qb, 1, qoff[pair + 1] - qb, t, tb, 1, toff[pair + 1] - tb, infix,
-                         n_code, eqx, ref_end[p], rbuf, p, B, cbuf, p, B, tile, moves,
-                         out, out_off[p], 1)
+        qb, m, tb, n = lane_pair(qoff, toff, order[p])
+        s, k = traceback(q, qb, 1, m, t, tb, 1, n, infix, n_code, eqx, ref_end[p], rbuf, p, B,
+                         cbuf, p, B, tile, moves, out, out_off[p], 1)
         ref_start[p], ref_end[p] = spans(d, ref_end[p], s, True, infix)
         n_ops[p] = k
 
@@ -177,11 +182,9 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
             rowH = cuda.local.array(ROW, CELL)
             rowF = cuda.local.array(ROW, CELL)
             work = cuda.local.array(WORK, int32)
-            qb = qoff[p]
-            tb = toff[p]
-            sc, ei, ej = forward(q, qb, 1, qoff[p + 1] - qb, t, tb, 1, toff[p + 1] - tb, mode,
-                                 shared, A, go, ge, clip, store, rowH, rowF, 0, 1, rbH, rbF, p, B,
-                                 cbH, cbE, p, B, work, NEG)
+            qb, m, tb, n = lane_pair(qoff, toff, p)
+            sc, ei, ej = forward(q, qb, 1, m, t, tb, 1, n, mode, shared, A, go, ge, clip, store,
+                                 rowH, rowF, 0, 1, rbH, rbF, p, B, cbH, cbE, p, B, work, NEG)
             score[p] = sc
             end_i[p] = ei
             end_j[p] = ej
@@ -207,11 +210,10 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
             return
         tile = cuda.local.array(TILE, int32)
         moves = cuda.local.array(MOVES, uint8)
-        qb = qoff[p]
-        tb = toff[p]
-        si, sj, k, d = traceback(q, qb, 1, qoff[p + 1] - qb, t, tb, 1, toff[p + 1] - tb, mode,
-                                 shared, A, go, ge, n_code, eqx, end_i[p], end_j[p], rbH, rbF, p, B,
-                                 cbH, cbE, p, B, tile, moves, out, out_off[p], 1)
+        qb, m, tb, n = lane_pair(qoff, toff, p)
+        si, sj, k, d = traceback(q, qb, 1, m, t, tb, 1, n, mode, shared, A, go, ge, n_code, eqx,
+                                 end_i[p], end_j[p], rbH, rbF, p, B, cbH, cbE, p, B, tile, moves,
+                                 out, out_off[p], 1)
         q_start[p] = si
         ref_start[p] = sj
         n_ops[p] = k

@@ -96,6 +96,13 @@ def close_runs(out, ob, os, nout, cur_op, cur_len):
     return nout
 
 
+def pair_bounds(qoff, toff, p):
+    """Pair ``p``'s read start and length, window start and length, from the offset arrays."""
+    qb = qoff[p]
+    tb = toff[p]
+    return qb, qoff[p + 1] - qb, tb, toff[p + 1] - tb
+
+
 def pair_spans(d, end_j, start, traced, infix):
     """The window span a pair reports: ``(ref_start, ref_end)``.
 
