@@ -189,6 +189,8 @@ def rows(pairs: int, protein_pairs: int, workers: int, peer_pairs: int, gpu: boo
                             DNA_SCORING[:2], workers)
         row(f"{group} parasail ({workers} procs, CIGAR)", npeer, pcells, sec, group,
             peer="parasail")
+        row(f"{group} readalign CPU API ({os.cpu_count()} thr, CIGAR)", npeer, pcells,
+            time_api(q[:npeer], t[:npeer], 2, mode=mode, scoring=dna, backend="cpu"), group)
         if gpu:
             sec, why = time_gasal2(q, t, gasal_kind, workers)
             row(f"{group} GASAL2 GPU ({why})", pairs, cells, sec, group, peer="gasal2")
