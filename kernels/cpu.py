@@ -19,7 +19,7 @@ from numba import njit
 
 from . import scored_quadrant
 from .disk_cache import cache_by_source, named_for
-from .quadrant import build, pair_bounds, pair_spans
+from .quadrant import build, pair_bounds, pair_spans, tile_size
 
 
 @njit(cache=True)
@@ -57,6 +57,7 @@ def chunk_source(K: int, device_jit=None, vote=vote_alone):
     """The Python function of the edit-distance chunk kernel, size ``K``, on
     ``device_jit`` (default numba's ``njit``) and ``vote`` (as :func:`scored_chunk_source`)."""
     ns = build(device_jit or njit(cache=False), vote, K)
+    TILE = tile_size(K)
     forward = ns.forward
     traceback = ns.traceback
     spans = ns.spans
@@ -80,7 +81,7 @@ def chunk_source(K: int, device_jit=None, vote=vote_alone):
             cbuf = np.empty(1, np.int32)
         strip = np.empty(K, np.int32)
         qk = np.empty(K, np.int32)
-        tile = np.empty(K + 1, np.int32)
+        tile = np.empty(TILE, np.int32)
         moves = np.empty(K * K, np.uint8)
         for x in range(lo, hi):
             qb, m, tb, n = _pair(qoff, toff, order[x])

@@ -25,6 +25,7 @@ from .quadrant import (
     boundary_row_size,
     build,
     pair_bounds,
+    tile_size,
 )
 from .simulator import simulated
 
@@ -78,7 +79,7 @@ def kernels(K: int, vote: bool = True):
     forward = ns.forward
     traceback = ns.traceback
     spans = ns.spans
-    KK = K + 1
+    TILE = tile_size(K)
     MOVES = K * K
     ROW = FAST_PATH_MAX + 1
 
@@ -115,7 +116,7 @@ def kernels(K: int, vote: bool = True):
         if d < 0:
             n_ops[p] = 0
             return
-        tile = cuda.local.array(KK, int32)
+        tile = cuda.local.array(TILE, int32)
         moves = cuda.local.array(MOVES, uint8)
         qb, m, tb, n = lane_pair(qoff, toff, order[p])
         s, k = traceback(q, qb, 1, m, t, tb, 1, n, infix, n_code, eqx, ref_end[p], rbuf, p, B,

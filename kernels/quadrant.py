@@ -52,6 +52,11 @@ MV_MISMATCH = 4
 """Edit kernel's move byte: the diagonal move costs 1 (``X`` rather than ``=``)."""
 
 
+def tile_size(k: int) -> int:
+    """int32 entries of the traceback's scratch row: the row above and the window codes."""
+    return 2 * (k + 1)
+
+
 def boundary_row_size(m: int, n: int, k: int) -> int:
     """Elements that hold the top row of every strip of ``k`` read rows.
 
@@ -264,11 +269,14 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                        rbuf, rbb, rbs, cbuf, cbb, cbs, tile, moves):
         """Recompute quadrant (a, b) from its stored top row and left column; keep moves only.
 
-        Row by row in int32, the row above in ``tile`` (K+1 cells); each of the
+        Row by row in int32, the row above in ``tile`` (:func:`tile_size`: K+1 cells,
+        then the quadrant's window codes, read once per quadrant); each of the
         K x K cells gets one byte in ``moves[(r-1)*K + c-1]``: the move by the tie
         rule (:data:`MV_UP`, :data:`MV_LEFT`, else diagonal) and :data:`MV_MISMATCH`.
-        Cells past a partial quadrant's edge hold values from clamped inputs; the
-        trace never visits them.
+        Row r+1's left cell and read code are loaded while row r is computed. Cells
+        past a partial quadrant's edge hold values from clamped inputs, and codes past
+        a sequence's end (a done lane beside live ones still runs this) are N, never
+        read; the trace never visits them.
         """
         r0 = a * K
         c0 = b * K
@@ -276,14 +284,23 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         wc = min(K, n - c0)
         nc = np.int32(n_code)
         for c in range(KK):
-            tile[c] = rbuf[rbb + (a * (n + 1) + c0 + min(c, wc)) * rbs]
+            tile[c] = rbuf[np.uint64(rbb + (a * (n + 1) + c0 + min(c, wc)) * rbs)]
+        for c in range(1, KK):
+            jj = c0 + c - 1
+            tile[KK + c] = np.int32(t[np.uint64(tb + jj * ts)]) if jj < n else nc
+        col = np.uint64(cbb + (b * (m + 1) + r0) * cbs)
+        nextLeft = np.int32(cbuf[col + np.uint64(min(1, hr) * cbs)])
+        nextQ = np.int32(q[np.uint64(qb + r0 * qs)]) if r0 < m else nc
         for r in range(1, KK):
-            left = np.int32(cbuf[cbb + (b * (m + 1) + r0 + min(r, hr)) * cbs])
-            qi = np.int32(q[qb + min(r0 + r - 1, m - 1) * qs])
+            left = nextLeft
+            qi = nextQ
+            nextLeft = np.int32(cbuf[col + np.uint64(min(r + 1, hr) * cbs)])  # a row early
+            ii = r0 + r
+            nextQ = np.int32(q[np.uint64(qb + ii * qs)]) if ii < m else nc
             diag = tile[0]
             tile[0] = left
             for c in range(1, KK):
-                tj = np.int32(t[tb + min(c0 + c - 1, n - 1) * ts])
+                tj = tile[KK + c]
                 cst = cost(qi, tj, nc)
                 above = tile[c]
                 sub = np.int32(diag + cst)
@@ -294,7 +311,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                     mv = MV_UP
                 else:
                     mv = MV_LEFT
-                moves[(r - 1) * K + c - 1] = mv | (MV_MISMATCH if cst else 0)
+                moves[np.uint32((r - 1) * K + c - 1)] = mv | (MV_MISMATCH if cst else 0)
                 diag = above
                 tile[c] = v
                 left = v
