@@ -76,8 +76,8 @@ def time_packed(reads, windows, infix: bool, k: int, repeats: int = 5) -> dict:
     stream.synchronize()
     ref_dist = np.empty(count, np.int32)
     ref_end = np.empty(count, np.int64)
-    ref_dist[order] = outs[2].copy_to_host()
-    ref_end[order] = outs[4].copy_to_host()
+    ref_dist[order] = outs[1].copy_to_host()
+    ref_end[order] = outs[3].copy_to_host()
     found = {"pairs": count, "threads": threads, "cells": int((q.lengths * t.lengths).sum()),
              "wide_s": _median_seconds(wide, stream, repeats), "packed_s": {}, "regs": {},
              "differ": {}}

@@ -133,7 +133,7 @@ def time_kernels(reads, windows, infix: bool, cigar: bool, k: int = DEFAULT_K, v
     outs = forward()
     pool.stream.synchronize()
     out_off = np.empty(count, np.int64)
-    total = int(cigar_slots(outs[2].copy_to_host(), out_off))
+    total = int(cigar_slots(outs[1].copy_to_host(), out_off))
     d_off = engine_cuda.upload_slots(pool, out_off)
 
     def traceback():

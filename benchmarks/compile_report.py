@@ -35,13 +35,14 @@ I32 = int32[::1]
 SEQ = uint8[::1]
 I16 = int16[::1]
 SCORED_FORWARD = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, int64, I16, I16, I16, I16,
-                  I32, I64, I64)
+                  int64, int64, I32, I64, I64)
 """The scored kernels as the GPU runs them on batches whose values fit int16."""
 SCORED_TRACEBACK = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, int64, bool_, I16, I16,
-                    I16, I16, I64, I64, I64, uint32[::1], I64, I64, I64, I64)
-EDIT_FORWARD = (SEQ, I64, SEQ, I64, I64, bool_, int64, int64, bool_, I16, I16, I32, I64, I64)
-EDIT_TRACEBACK = (SEQ, I64, SEQ, I64, I64, bool_, int64, bool_, I16, I16, I32, I64, I64, I64,
-                  uint32[::1], I64)
+                    I16, I16, int64, int64, I64, I64, I64, uint32[::1], I64, I64, I64, I64)
+EDIT_FORWARD = (SEQ, I64, SEQ, I64, I64, bool_, int64, int64, bool_, I16, I16, int64, int64, I32,
+                I64, I64)
+EDIT_TRACEBACK = (SEQ, I64, SEQ, I64, I64, bool_, int64, bool_, I16, I16, int64, int64, I32, I64,
+                  I64, I64, uint32[::1], I64)
 PACKED_FORWARD = (SEQ, I64, SEQ, I64, I64, I64, bool_, int64, int64, I32, I64)
 
 
@@ -54,8 +55,8 @@ def kernels(k: int, cc: tuple[int, int] = (9, 0)) -> dict:
              "edit_traceback": (edit_tb.py_func, EDIT_TRACEBACK, None),
              "scored_forward": (fwd.py_func, SCORED_FORWARD, None),
              "scored_forward_store": (fwd_store.py_func, SCORED_FORWARD,
-                                      kcuda.STORE_MAX_REGISTERS),
-             "scored_traceback": (tb.py_func, SCORED_TRACEBACK, None),
+                                      kcuda.CIGAR_MAX_REGISTERS),
+             "scored_traceback": (tb.py_func, SCORED_TRACEBACK, kcuda.CIGAR_MAX_REGISTERS),
              "packed_forward_swar": (cuda_packed.packed_kernel(k, False).py_func, PACKED_FORWARD,
                                      None)}
     if cc >= (9, 0):

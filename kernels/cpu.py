@@ -86,14 +86,15 @@ def chunk_source(K: int, device_jit=None, vote=vote_alone):
         for x in range(lo, hi):
             qb, m, tb, n = _pair(qoff, toff, order[x])
             d, end_j = forward(q, qb, 1, m, t, tb, 1, n, infix, max_dist, n_code,
-                               with_cigar, row, 0, 1, rbuf, 0, 1, cbuf, 0, 1, strip, qk)
+                               with_cigar, row, 0, 1, rbuf, 0, 1, n + 1, cbuf, 0, 1, m + 1,
+                               strip, qk)
             start = -1
             k_ops = 0
             traced = with_cigar and d >= 0
             if traced:
                 start, k_ops = traceback(q, qb, 1, m, t, tb, 1, n, infix, n_code, eqx,
-                                         end_j, rbuf, 0, 1, cbuf, 0, 1, tile, moves,
-                                         slots, slot_off[x], 1)
+                                         end_j, rbuf, 0, 1, n + 1, cbuf, 0, 1, m + 1, tile,
+                                         moves, slots, slot_off[x], 1)
             dist[x] = d
             ref_start[x], ref_end[x] = spans(d, end_j, start, traced, infix)
             n_ops[x] = k_ops
@@ -153,15 +154,16 @@ def scored_chunk_source(K: int, device_jit=None, vote=vote_alone):
         for x in range(lo, hi):
             qb, m, tb, n = _pair(qoff, toff, order[x])
             sc, ei, ej = forward(q, qb, 1, m, t, tb, 1, n, mode, sub, A, go, ge, clip, with_cigar,
-                                 rowH, rowF, 0, 1, rbH, rbF, 0, 1, cbH, cbE, 0, 1, work,
-                                 scored_quadrant.NEG)
+                                 rowH, rowF, 0, 1, rbH, rbF, 0, 1, n + 1, cbH, cbE, 0, 1,
+                                 m + 1, work, scored_quadrant.NEG)
             score[x] = sc
             q_end[x] = ei
             ref_end[x] = ej
             if with_cigar:
                 si, sj, k_ops, d = traceback(q, qb, 1, m, t, tb, 1, n, mode, sub, A, go, ge,
-                                             n_code, eqx, ei, ej, rbH, rbF, 0, 1, cbH, cbE, 0,
-                                             1, tile, moves, slots, slot_off[x], 1)
+                                             n_code, eqx, ei, ej, rbH, rbF, 0, 1, n + 1, cbH,
+                                             cbE, 0, 1, m + 1, tile, moves, slots, slot_off[x],
+                                             1)
                 q_start[x] = si
                 ref_start[x] = sj
                 n_ops[x] = k_ops

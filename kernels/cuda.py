@@ -85,11 +85,12 @@ def kernels(K: int, vote: bool = True):
 
     @cuda.jit
     def forward_kernel(q, qoff, t, toff, order, infix, max_dist, n_code, store, rbuf, cbuf,
-                       dist, ref_start, ref_end):
+                       rlen, clen, dist, ref_start, ref_end):
         """Distances and spans of pairs ``order[p]``; boundaries when ``store``.
 
         Lane ``p`` takes pair ``order[p]`` (length-sorted, so a warp's lanes do
-        near-equal work); outputs are indexed by lane.
+        near-equal work); outputs are indexed by lane. ``rlen``/``clen``: the
+        boundaries' strip and column lengths for the whole batch (:func:`batch_layout`).
         """
         p = cuda.grid(1)
         B = dist.shape[0]
@@ -100,13 +101,13 @@ def kernels(K: int, vote: bool = True):
         qk = cuda.local.array(K, int32)
         qb, m, tb, n = lane_pair(qoff, toff, order[p])
         d, e = forward(q, qb, 1, m, t, tb, 1, n, infix, max_dist, n_code, store, row, 0, 1,
-                       rbuf, p, B, cbuf, p, B, strip, qk)
+                       rbuf, p, B, rlen, cbuf, p, B, clen, strip, qk)
         dist[p] = d
         ref_start[p], ref_end[p] = spans(d, e, -1, False, infix)
 
     @cuda.jit
-    def traceback_kernel(q, qoff, t, toff, order, infix, n_code, eqx, rbuf, cbuf, dist,
-                         ref_start, ref_end, out_off, out, n_ops):
+    def traceback_kernel(q, qoff, t, toff, order, infix, n_code, eqx, rbuf, cbuf, rlen, clen,
+                         dist, ref_start, ref_end, out_off, out, n_ops):
         """CIGAR runs of lane ``p``'s pair ``order[p]`` into ``out[out_off[p]:]``; its start."""
         p = cuda.grid(1)
         B = dist.shape[0]
@@ -120,7 +121,7 @@ def kernels(K: int, vote: bool = True):
         moves = cuda.local.array(MOVES, uint8)
         qb, m, tb, n = lane_pair(qoff, toff, order[p])
         s, k = traceback(q, qb, 1, m, t, tb, 1, n, infix, n_code, eqx, ref_end[p], rbuf, p, B,
-                         cbuf, p, B, tile, moves, out, out_off[p], 1)
+                         rlen, cbuf, p, B, clen, tile, moves, out, out_off[p], 1)
         ref_start[p], ref_end[p] = spans(d, ref_end[p], s, True, infix)
         n_ops[p] = k
 
@@ -130,11 +131,13 @@ def kernels(K: int, vote: bool = True):
     return forward_kernel, traceback_kernel, ns
 
 
-STORE_MAX_REGISTERS = 128
-"""Register cap of the scored forward kernel that keeps boundaries: 16 warps per SM instead
-of 12 (168 registers uncapped at k = 16; ptxas spills 140 bytes, none in the column loops).
-On the H100 the CIGAR rows gained 5% while the same cap made the score-only kernel 2.7x
-slower, so only the storing kernel is capped (benchmarks/RESULTS.md, sixteenth session)."""
+CIGAR_MAX_REGISTERS = 128
+"""Register cap of the scored kernels of the CIGAR path (the forward pass that keeps boundaries,
+the traceback): 16 warps per SM. The forward pass uses 168 registers uncapped at k = 16
+(capped, ptxas spills 140 bytes, none in the column loops): on the H100 the CIGAR rows gained
+5% while the same cap made the score-only kernel 2.7x slower, so that one is not capped
+(benchmarks/RESULTS.md, sixteenth session). The traceback fits 128 without spills (139
+uncapped since the batch-wide boundary layout)."""
 
 
 @cache
@@ -144,7 +147,7 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
 
     ``forward`` computes scores and end cells only; ``forward_store`` also keeps the
     quadrant boundaries for the traceback (compiled apart, so each has its own
-    registers: see :data:`STORE_MAX_REGISTERS`). Boundaries (H and F on strip rows,
+    registers: see :data:`CIGAR_MAX_REGISTERS`). Boundaries (H and F on strip rows,
     H and E on quadrant columns) are lane-interleaved like the edit kernels'; the
     working row and the quadrant under traceback are thread-local. ``narrow``: the
     working row is int16 and the boundaries must be too (half the bytes; for batches
@@ -171,7 +174,7 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
 
     def make_forward(store: bool):
         def scored_forward_kernel(q, qoff, t, toff, mode, sub, A, go, ge, clip, rbH, rbF, cbH,
-                                  cbE, score, end_i, end_j):
+                                  cbE, rlen, clen, score, end_i, end_j):
             """Score and end cell of lane ``p``'s pair; its boundaries too (``store``, a
             constant of the kernel)."""
             p = cuda.grid(1)
@@ -185,7 +188,8 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
             work = cuda.local.array(WORK, int32)
             qb, m, tb, n = lane_pair(qoff, toff, p)
             sc, ei, ej = forward(q, qb, 1, m, t, tb, 1, n, mode, shared, A, go, ge, clip, store,
-                                 rowH, rowF, 0, 1, rbH, rbF, p, B, cbH, cbE, p, B, work, NEG)
+                                 rowH, rowF, 0, 1, rbH, rbF, p, B, rlen, cbH, cbE, p, B, clen,
+                                 work, NEG)
             score[p] = sc
             end_i[p] = ei
             end_j[p] = ej
@@ -193,15 +197,15 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
         fn = named_for(scored_forward_kernel, "store" if store else "score",
                        "int16" if narrow else "int32")
         if store and not simulated():
-            return cuda.jit(max_registers=STORE_MAX_REGISTERS)(fn)
+            return cuda.jit(max_registers=CIGAR_MAX_REGISTERS)(fn)
         return cuda.jit(fn)
 
     forward_score = make_forward(False)
     forward_store = make_forward(True)
 
     def scored_traceback_kernel(q, qoff, t, toff, mode, sub, A, go, ge, n_code, eqx, rbH, rbF,
-                                cbH, cbE, end_i, end_j, out_off, out, q_start, ref_start, n_ops,
-                                nm):
+                                cbH, cbE, rlen, clen, end_i, end_j, out_off, out, q_start,
+                                ref_start, n_ops, nm):
         """CIGAR runs of lane ``p``'s pair into ``out[out_off[p]:]``; its starts and NM."""
         p = cuda.grid(1)
         B = end_i.shape[0]
@@ -213,14 +217,16 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
         moves = cuda.local.array(MOVES, uint8)
         qb, m, tb, n = lane_pair(qoff, toff, p)
         si, sj, k, d = traceback(q, qb, 1, m, t, tb, 1, n, mode, shared, A, go, ge, n_code, eqx,
-                                 end_i[p], end_j[p], rbH, rbF, p, B, cbH, cbE, p, B, tile, moves,
-                                 out, out_off[p], 1)
+                                 end_i[p], end_j[p], rbH, rbF, p, B, rlen, cbH, cbE, p, B, clen,
+                                 tile, moves, out, out_off[p], 1)
         q_start[p] = si
         ref_start[p] = sj
         n_ops[p] = k
         nm[p] = d
 
-    traceback_kernel = cuda.jit(named_for(scored_traceback_kernel, "int16" if narrow else "int32"))
+    traceback_fn = named_for(scored_traceback_kernel, "int16" if narrow else "int32")
+    traceback_kernel = (cuda.jit(traceback_fn) if simulated()
+                        else cuda.jit(max_registers=CIGAR_MAX_REGISTERS)(traceback_fn))
     kernels = (forward_score, forward_store, traceback_kernel)
     if not simulated():
         for kernel, role in zip(kernels, ("score", "store", "traceback"), strict=True):
@@ -258,6 +264,18 @@ def translate_codes(codes, table, n: int, stream) -> None:
     """Translate the first ``n`` raw bytes of a device array to codes through ``table``."""
     if n:
         launch(_translate_kernel, (n + 255) // 256, 256, stream, codes, table, n)
+
+
+def batch_layout(m_max: int, n_max: int) -> tuple[int, int]:
+    """``(rlen, clen)`` of a device batch: every lane's strip rows are ``n_max + 1`` elements
+    apart and its quadrant columns ``m_max + 1``, whatever its own lengths.
+
+    With each lane's own lengths (as on the CPU), the lanes of a warp whose reads differ
+    by a base stored their columns at different offsets: 32 sectors per store instead of
+    two. Pairs kept in input order (reads of 148-152 bases) made the scored forward pass
+    1.44x slower than length-sorted lanes on an H100 (benchmarks/RESULTS.md, seventeenth
+    session)."""
+    return n_max + 1, m_max + 1
 
 
 def boundary_elements(m_max: int, n_max: int, K: int) -> tuple[int, int]:

@@ -154,7 +154,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         (on the GPU the row is thread-local memory). Returns ``(rowmin, best, best_j)``
         of the bottom row."""
         def sweep(t, tb, ts, n, m, i0, h, store, row, rowb, rows, rbuf, rb0, rbs, cbuf, cbb,
-                  cbs, strip, qk):
+                  cbs, clen, strip, qk):
             diag = np.int32(row[rowb])
             if store:
                 rbuf[rb0] = diag
@@ -192,7 +192,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                     best = bottom
                     best_j = j
                 if store and j % K == 0 and j < n:
-                    cb = cbb + ((j // K) * (m + 1) + i0 + 1) * cbs
+                    cb = cbb + ((j // K) * clen + i0 + 1) * cbs
                     for r in range(K):
                         if r < h:
                             cbuf[cb + r * cbs] = strip[r]
@@ -205,15 +205,17 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
 
     @device_fn
     def forward(q, qb, qs, m, t, tb, ts, n, infix, max_dist, n_code, store,
-                row, rowb, rows, rbuf, rbb, rbs, cbuf, cbb, cbs, strip, qk):
+                row, rowb, rows, rbuf, rbb, rbs, rlen, cbuf, cbb, cbs, clen, strip, qk):
         """Fill the matrix in strips of K rows, keeping only quadrant boundaries.
 
         ``row`` holds one matrix row (n+1 cells); ``strip`` the K cells of the
         current column of a strip; ``qk`` (int32) the strip's K read codes, -1 for
         ``n_code`` so that a plain compare is the cost. Cell arithmetic is int32
         (numba would widen it to int64) and hot indices are unsigned. The top
-        row of strip ``s`` goes to ``rbuf[s*(n+1) + j]`` and column ``j = b*K``
-        to ``cbuf[b*(m+1) + i]``. Returns ``(distance, end_column)``; the
+        row of strip ``s`` goes to ``rbuf[s*rlen + j]`` and column ``j = b*K``
+        to ``cbuf[b*clen + i]`` (``rlen`` >= n+1, ``clen`` >= m+1: on the GPU the
+        batch's longest window and read plus one, so that a warp's lanes store to the
+        same offsets whatever their lengths). Returns ``(distance, end_column)``; the
         distance is -1 when some row's minimum exceeds ``max_dist``. With
         ``store`` false no boundary is kept (distance only).
         """
@@ -234,18 +236,18 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         for s in range(nstrips):
             i0 = s * K
             h = min(K, m - i0)
-            rb0 = rbb + s * (n + 1) * rbs
+            rb0 = rbb + s * rlen * rbs
             for r in range(K):
                 strip[r] = i0 + r + 1
                 code = np.int32(q[qb + min(i0 + r, m - 1) * qs])
                 qk[r] = np.int32(-1) if code == n_code else code
             if h == K:
                 rowmin, best, best_j = sweep_full(t, tb, ts, n, m, i0, h, store, row, rowb, rows,
-                                                  rbuf, rb0, rbs, cbuf, cbb, cbs, strip, qk)
+                                                  rbuf, rb0, rbs, cbuf, cbb, cbs, clen, strip, qk)
             else:
                 rowmin, best, best_j = sweep_partial(t, tb, ts, n, m, i0, h, store, row, rowb,
-                                                     rows, rbuf, rb0, rbs, cbuf, cbb, cbs, strip,
-                                                     qk)
+                                                     rows, rbuf, rb0, rbs, cbuf, cbb, cbs, clen,
+                                                     strip, qk)
             if max_dist >= 0 and rowmin > max_dist:
                 abandoned = True
             if vote_all(abandoned):
@@ -266,7 +268,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
 
     @device_fn
     def quadrant_moves(q, qb, qs, m, t, tb, ts, n, n_code, a, b,
-                       rbuf, rbb, rbs, cbuf, cbb, cbs, tile, moves):
+                       rbuf, rbb, rbs, rlen, cbuf, cbb, cbs, clen, tile, moves):
         """Recompute quadrant (a, b) from its stored top row and left column; keep moves only.
 
         Row by row in int32, the row above in ``tile`` (:func:`tile_size`: K+1 cells,
@@ -284,11 +286,11 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         wc = min(K, n - c0)
         nc = np.int32(n_code)
         for c in range(KK):
-            tile[c] = rbuf[np.uint64(rbb + (a * (n + 1) + c0 + min(c, wc)) * rbs)]
+            tile[c] = rbuf[np.uint64(rbb + (a * rlen + c0 + min(c, wc)) * rbs)]
         for c in range(1, KK):
             jj = c0 + c - 1
             tile[KK + c] = np.int32(t[np.uint64(tb + jj * ts)]) if jj < n else nc
-        col = np.uint64(cbb + (b * (m + 1) + r0) * cbs)
+        col = np.uint64(cbb + (b * clen + r0) * cbs)
         nextLeft = np.int32(cbuf[col + np.uint64(min(1, hr) * cbs)])
         nextQ = np.int32(q[np.uint64(qb + r0 * qs)]) if r0 < m else nc
         for r in range(1, KK):
@@ -318,7 +320,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
 
     @device_fn
     def traceback(q, qb, qs, m, t, tb, ts, n, infix, n_code, eqx, end_j,
-                  rbuf, rbb, rbs, cbuf, cbb, cbs, tile, moves, out, ob, os):
+                  rbuf, rbb, rbs, rlen, cbuf, cbb, cbs, clen, tile, moves, out, ob, os):
         """Trace from (m, end_j) back through the quadrants; write the CIGAR.
 
         Each quadrant takes a fixed 2K-1 steps; a lane that reaches the
@@ -338,7 +340,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             a = (max(i, 1) - 1) // K
             b = (max(j, 1) - 1) // K
             quadrant_moves(q, qb, qs, m, t, tb, ts, n, n_code, a, b,
-                           rbuf, rbb, rbs, cbuf, cbb, cbs, tile, moves)
+                           rbuf, rbb, rbs, rlen, cbuf, cbb, cbs, clen, tile, moves)
             r0 = a * K
             c0 = b * K
             li = i - r0

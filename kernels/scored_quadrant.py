@@ -236,14 +236,16 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
 
     @device_fn
     def forward(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, clip, store,
-                rowH, rowF, rowb, rows, rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs, work, neg):
+                rowH, rowF, rowb, rows, rbH, rbF, rbb, rbs, rlen, cbH, cbE, cbb, cbs, clen, work,
+                neg):
         """Fill H, E, F in strips of K rows, keeping only quadrant boundaries.
 
         ``rowH``/``rowF`` hold one row (n+1 cells); ``work`` (5K int32) the strip's
         current column of H and of E, its read codes times ``A`` (the rows of
         ``sub`` it reads) and, in local mode, each row's best score and column.
-        The top row of strip ``s`` goes to ``rbH``/``rbF[s*(n+1) + j]``, column
-        ``j = b*K`` to ``cbH``/``cbE[b*(m+1) + i]`` (when ``store``). All cell
+        The top row of strip ``s`` goes to ``rbH``/``rbF[s*rlen + j]``, column
+        ``j = b*K`` to ``cbH``/``cbE[b*clen + i]`` (when ``store``; ``rlen`` >= n+1 and
+        ``clen`` >= m+1 as in :func:`.quadrant.build`'s ``forward``). All cell
         arithmetic is int32; the rows and boundaries may be int16 or int32 arrays,
         ``neg`` their minus infinity (:data:`NEG16` or :data:`NEG`; values are read as
         int32). Local mode with a clip penalty ``clip`` (L): an
@@ -275,7 +277,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         for s in range(nstrips):
             i0 = s * K
             h = min(K, m - i0)
-            rb0 = rbb + s * (n + 1) * rbs
+            rb0 = rbb + s * rlen * rbs
             for r in range(K):
                 work[r] = edge(mode, i0 + r + 1, go, ge)
                 work[K + r] = NEG
@@ -286,7 +288,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             cb0 = cbb + (i0 + 1) * cbs
             if mode == LOCAL:
                 sweep_local(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb, rows, work, h, edge_h,
-                            store, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, (m + 1) * cbs, neg)
+                            store, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs, neg)
                 for r in range(K):
                     row_best = work[3 * K + r] + (clip if i0 + r + 1 == m else np.int32(0))
                     if r < h and row_best > best:
@@ -295,11 +297,11 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                         bj = work[4 * K + r]
             elif i0 + h < m:
                 sweep_fill(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb, rows, work, h, edge_h,
-                           store, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, (m + 1) * cbs, neg)
+                           store, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs, neg)
             else:
                 row_best, row_j, last = sweep_last(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb,
                                                    rows, work, h, edge_h, store, rbH, rbF, rb0,
-                                                   rbs, cbH, cbE, cb0, cbs, (m + 1) * cbs, neg)
+                                                   rbs, cbH, cbE, cb0, cbs, clen * cbs, neg)
                 if mode == GLOBAL:
                     return last, m, n
                 best = row_best
@@ -316,7 +318,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         """:func:`quadrant_moves` for local mode or for the end-to-end modes (compile time:
         only local mode floors H at 0 and marks the cells where H is 0)."""
         def quadrant_moves(q, qb, qs, m, t, tb, ts, n, sub, A, go, ge, n_code, a, b,
-                           rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs, tile, moves):
+                           rbH, rbF, rbb, rbs, rlen, cbH, cbE, cbb, cbs, clen, tile, moves):
             """Recompute quadrant (a, b) from its stored top row and left column; keep moves only.
 
             Row by row, H and F of the row above in ``tile`` (:func:`tile_size` int32), the
@@ -341,13 +343,13 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             oe = np.int32(go + ge)
             nc = np.int32(n_code)
             for c in range(KK):
-                x = np.uint64(rbb + (a * (n + 1) + c0 + min(c, wc)) * rbs)
+                x = np.uint64(rbb + (a * rlen + c0 + min(c, wc)) * rbs)
                 tile[c] = np.int32(rbH[x])
                 tile[KK + c] = np.int32(rbF[x])
             for c in range(1, KK):
                 jj = c0 + c - 1
                 tile[2 * KK + c] = np.int32(t[np.uint64(tb + jj * ts)]) if jj < n else 0
-            col = np.uint64(cbb + (b * (m + 1) + r0) * cbs)
+            col = np.uint64(cbb + (b * clen + r0) * cbs)
             x = col + np.uint64(min(1, hr) * cbs)
             nextH = np.int32(cbH[x])
             nextE = np.int32(cbE[x])
@@ -397,7 +399,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
 
     @device_fn
     def traceback(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, n_code, eqx, end_i, end_j,
-                  rbH, rbF, rbb, rbs, cbH, cbE, cbb, cbs, tile, moves, out, ob, os):
+                  rbH, rbF, rbb, rbs, rlen, cbH, cbE, cbb, cbs, clen, tile, moves, out, ob, os):
         """Trace from (end_i, end_j) back through the quadrants; write the CIGAR.
 
         Each quadrant is recomputed into its K x K move bytes (:func:`quadrant_moves`)
@@ -424,10 +426,10 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             b = (max(j, 1) - 1) // K
             if mode == LOCAL:
                 moves_local(q, qb, qs, m, t, tb, ts, n, sub, A, go, ge, n_code, a, b, rbH, rbF,
-                            rbb, rbs, cbH, cbE, cbb, cbs, tile, moves)
+                            rbb, rbs, rlen, cbH, cbE, cbb, cbs, clen, tile, moves)
             else:
                 moves_ends(q, qb, qs, m, t, tb, ts, n, sub, A, go, ge, n_code, a, b, rbH, rbF,
-                           rbb, rbs, cbH, cbE, cbb, cbs, tile, moves)
+                           rbb, rbs, rlen, cbH, cbE, cbb, cbs, clen, tile, moves)
             r0 = a * K
             c0 = b * K
             li = i - r0

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.cuda import BOUNDARY_DTYPE, boundary_elements, kernels, launch
+from ..kernels.cuda import BOUNDARY_DTYPE, batch_layout, boundary_elements, kernels, launch
 from ..kernels.simulator import simulated
 from ..runtime.gpu_memory import MEMORY_FRACTION, DevicePool, free_device_bytes
 from .flatseq import length_bounds
@@ -66,20 +66,21 @@ def launch_forward(pool: DevicePool, seqs: tuple, job: Job, k: int, count: int, 
     """Enqueue the forward kernel on ``pool.stream`` for ``count`` lanes.
 
     ``seqs`` are the device arrays ``(q, qoff, t, toff, order)``. Returns the
-    device outputs ``(rbuf, cbuf, dist, ref_start, ref_end)``, taken from
-    ``pool``; the traceback reads the first three. ``vote=False`` runs the
-    kernel without the warp vote (the benchmark's ablation).
+    device outputs ``(boundaries, dist, ref_start, ref_end)``, taken from ``pool``,
+    ``boundaries`` being ``(rbuf, cbuf, rlen, clen)`` (:func:`batch_layout`); the
+    traceback reads all but the last two. ``vote=False`` runs the kernel without
+    the warp vote (the benchmark's ablation).
     """
     rows, cols = boundary_elements(m_max, n_max, k) if job.with_cigar else (1, 1)
-    rbuf = pool.space("rbuf", rows * count, BOUNDARY_DTYPE)
-    cbuf = pool.space("cbuf", cols * count, BOUNDARY_DTYPE)
+    bounds = (pool.space("rbuf", rows * count, BOUNDARY_DTYPE),
+              pool.space("cbuf", cols * count, BOUNDARY_DTYPE), *batch_layout(m_max, n_max))
     dist = pool.get("dist", count, np.int32)
     start = pool.get("start", count, np.int64)
     end = pool.get("end", count, np.int64)
     launch(kernels(k, vote)[0], _blocks(count), THREADS_PER_BLOCK, pool.stream,
-           *seqs, job.infix, job.max_distance, job.n_code, job.with_cigar, rbuf, cbuf, dist, start,
+           *seqs, job.infix, job.max_distance, job.n_code, job.with_cigar, *bounds, dist, start,
            end)
-    return rbuf, cbuf, dist, start, end
+    return bounds, dist, start, end
 
 
 def upload_slots(pool: DevicePool, out_off: np.ndarray):
@@ -96,9 +97,10 @@ def launch_traceback(pool: DevicePool, seqs: tuple, job: Job, k: int, outs: tupl
     Returns the device arrays ``(ops, n_ops)`` (at least as long as needed);
     ``ref_start``/``ref_end`` of ``outs`` are updated.
     """
-    count = outs[2].shape[0]
+    bounds, dist, start, end = outs
+    count = dist.shape[0]
     ops = pool.space("out", total_ops, np.uint32)
     nops = pool.space("nops", count, np.int64)
     launch(kernels(k, vote)[1], _blocks(count), THREADS_PER_BLOCK, pool.stream,
-           *seqs, job.infix, job.n_code, job.eqx, *outs, d_off, ops, nops)
+           *seqs, job.infix, job.n_code, job.eqx, *bounds, dist, start, end, d_off, ops, nops)
     return ops, nops

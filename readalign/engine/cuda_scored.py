@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.cuda import compact_runs, launch, scored_boundary_elements, scored_kernels
+from ..kernels.cuda import (
+    batch_layout,
+    compact_runs,
+    launch,
+    scored_boundary_elements,
+    scored_kernels,
+)
 from ..kernels.scored_quadrant import fits_int16
 from ..runtime.gpu_memory import DevicePool, download
 from . import flatseq
@@ -32,7 +38,8 @@ def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m
                    n_max: int) -> tuple:
     """Enqueue the scored forward kernel; returns ``(boundaries, score, end_i, end_j)`` on the device.
 
-    Boundaries and the working row are int16 where the batch's values provably fit
+    ``boundaries`` are ``(rbH, rbF, cbH, cbE, rlen, clen)`` (:func:`~readalign.kernels.cuda.batch_layout`).
+    They and the working row are int16 where the batch's values provably fit
     (:func:`~readalign.kernels.scored_quadrant.fits_int16`), else int32."""
     sc = job.scores
     narrow = fits_int16(sc.mode, sc.gap_open, sc.gap_extend, int(sc.sub.max()), sc.clip, m_max,
@@ -40,7 +47,8 @@ def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m
     cell = np.int16 if narrow else np.int32
     rows, cols = scored_boundary_elements(m_max, n_max, k) if job.with_cigar else (1, 1)
     bufs = tuple(pool.space(name + cell.__name__, size * count, cell)
-                 for name, size in (("rbH", rows), ("rbF", rows), ("cbH", cols), ("cbE", cols)))
+                 for name, size in (("rbH", rows), ("rbF", rows), ("cbH", cols), ("cbE", cols))
+                 ) + batch_layout(m_max, n_max)
     score = pool.get("score", count, np.int32)
     end_i = pool.get("end_i", count, np.int64)
     end_j = pool.get("end_j", count, np.int64)

@@ -248,7 +248,7 @@ class EditSteps:
         tl.mark(c, slot, "copied in")
         c.bufs = launch_forward(pool, c.seqs, job, self.k, c.count, c.m_max, c.n_max)
         tl.mark(c, slot, "forward done")
-        _, _, dist, start, end = c.bufs
+        _, dist, start, end = c.bufs
         download(dist, slot.host("dist", c.count, np.int32), slot.stream)
         if not job.with_cigar:
             download(start, slot.host("start", c.count, np.int64), slot.stream)
@@ -268,7 +268,7 @@ class EditSteps:
         ops, nops = launch_traceback(slot.dev, c.seqs, self.job, self.k, c.bufs, d_off,
                                      c.total_ops)
         self.tl.mark(c, slot, "traceback done")
-        _, _, _, start, end = c.bufs
+        _, _, start, end = c.bufs
         download(start, slot.host("start", n, np.int64), slot.stream)
         download(end, slot.host("end", n, np.int64), slot.stream)
         download(nops, slot.host("nops", n, np.int64), slot.stream)
