@@ -8,6 +8,8 @@ input into pinned buffers while earlier chunks run), with the scored kernels' st
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..kernels.cuda import (
@@ -163,6 +165,7 @@ class ScoredSteps:
 
 
 def align_batch(q: AnyPacked, t: AnyPacked, idx: np.ndarray, job: Job, k: int,
-                threads: int | None = None) -> BatchResult:
+                threads: int | None = None,
+                done_reading: Callable[[], None] | None = None) -> BatchResult:
     """The scored GPU backend: align the pairs ``idx`` (length-sorted); results in ``idx`` order."""
-    return run_pipeline(q, t, idx, job, k, ScoredSteps)
+    return run_pipeline(q, t, idx, job, k, ScoredSteps, done_reading)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -307,8 +308,14 @@ def _plan(q, t, idx: np.ndarray, job, k: int, lane_bytes) -> list[_Chunk]:
             for i, (lo, hi, m_max, n_max) in enumerate(pieces)]
 
 
-def run_pipeline(q, t, idx: np.ndarray, job, k: int, steps_type=EditSteps) -> BatchResult:
-    """Align the length-sorted pairs ``idx``; results in ``idx`` order (``ops`` as chunk pieces)."""
+
+def run_pipeline(q, t, idx: np.ndarray, job, k: int, steps_type=EditSteps,
+                 done_reading: Callable[[], None] | None = None) -> BatchResult:
+    """Align the length-sorted pairs ``idx``; results in ``idx`` order (``ops`` as chunk pieces).
+
+    ``done_reading`` is called once the last chunk is staged and enqueued: no letter of
+    ``q`` or ``t`` is read after it, and the GPU is still busy.
+    """
     tally = Tally()
     tl = _Timeline(tally.on)
     t0 = time.perf_counter()
@@ -329,6 +336,9 @@ def run_pipeline(q, t, idx: np.ndarray, job, k: int, steps_type=EditSteps) -> Ba
                         staging.start(chunks[i + 1])
                 with tally.stage("enqueue copy in + forward", c.count):
                     steps.forward(c, slots[c.slot], staged)
+                if i == len(chunks) - 1 and done_reading is not None:
+                    with tally.stage("done reading the inputs", 0):
+                        done_reading()
             if 0 <= i - 1 < len(chunks):
                 c = chunks[i - 1]
                 with tally.stage("wait forward, traceback", c.count):
@@ -345,6 +355,7 @@ def run_pipeline(q, t, idx: np.ndarray, job, k: int, steps_type=EditSteps) -> Ba
 
 
 def align_batch(q: Packed, t: Packed, idx: np.ndarray, job, k: int,
-                threads: int | None = None) -> BatchResult:
+                threads: int | None = None,
+                done_reading: Callable[[], None] | None = None) -> BatchResult:
     """The GPU backend: align the pairs ``idx`` (length-sorted); results in ``idx`` order."""
-    return run_pipeline(q, t, idx, job, k)
+    return run_pipeline(q, t, idx, job, k, EditSteps, done_reading)

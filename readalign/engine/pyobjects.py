@@ -129,6 +129,7 @@ class StringRows:
     def __init__(self, refs: References, kind: type, addresses: np.ndarray, lengths: np.ndarray,
                  table: np.ndarray | None) -> None:
         self.refs = refs  # keeps every element alive while its letters may be read
+        self.released = False
         self.kind = kind
         self.addresses = addresses
         self.lengths = lengths
@@ -148,8 +149,16 @@ class StringRows:
                    translate: bool) -> None:
         """Elements ``idx[lo:]`` concatenated into ``dst`` at ``dst_off``, through ``table``
         when ``translate`` (and there is one), else as their bytes."""
+        if self.released:
+            raise RuntimeError("StringRows read after release(): its elements may be gone")
         use = translate and self.table is not None
         _stage(self.addresses, idx, lo, dst_off, self.table if use else _NO_TABLE, use, dst)
+
+    def release(self) -> None:
+        """Let go of the elements now: the caller reads no more letters (the GPU pipeline,
+        once its last chunk is staged, so the references drop while the GPU still works)."""
+        self.refs.drop()
+        self.released = True
 
     @cached_property
     def data(self) -> np.ndarray:
