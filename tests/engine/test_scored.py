@@ -192,6 +192,19 @@ def test_bad_scoring_names_the_parameter(kwargs, match):
         readalign.Scoring(**kwargs)
 
 
+@settings(max_examples=60, deadline=None)
+@given(seqs=st.lists(st.text(alphabet="ACDEFGHIKLMNPQRSTVWY", max_size=12), min_size=1, max_size=8),
+       data=st.data())
+def test_a_letter_outside_the_matrix_is_named_by_sequence_and_position(seqs, data):
+    blosum = readalign.Scoring(matrix="BLOSUM62")
+    readalign.align(seqs, seqs, scoring=blosum, backend="cpu")  # every letter known: no error
+    i = data.draw(st.integers(0, len(seqs) - 1))
+    pos = data.draw(st.integers(0, len(seqs[i])))
+    bad = [*seqs[:i], seqs[i][:pos] + "J" + seqs[i][pos:], *seqs[i + 1:]]
+    with pytest.raises(ValueError, match=rf"^reads\[{i}\]: position {pos} is not one of"):
+        readalign.align(bad, seqs, scoring=blosum, backend="cpu")
+
+
 def test_bad_calls_name_the_problem():
     with pytest.raises(ValueError, match="match must be > 0 for mode='local'"):
         readalign.align(["A"], ["A"], mode="local", scoring=readalign.Scoring(match=0))
