@@ -66,12 +66,13 @@ def _align_scored(reads, windows, mode: str, max_distance, backend: str, cigar: 
                     scoring.gap_extend, scoring.clip_penalty)
     job = Job(infix=mode == "infix", max_distance=-1, n_code=scoring.n_code, eqx=bool(eqx),
               with_cigar=bool(cigar), k=AUTO_K if k is None else check_k(k), scores=scores)
-    with stage("pack sequences", len(reads)):  # protein letters are checked, so packed now
-        q = pack_with(reads, scoring.codes, "reads", lazy=scoring.is_dna)
-        t = pack_with(windows, scoring.codes, "windows", lazy=scoring.is_dna)
-    if not scoring.is_dna:
-        check_alphabet(q, INVALID, "reads", scoring.alphabet)
-        check_alphabet(t, INVALID, "windows", scoring.alphabet)
+    with stage("pack sequences", len(reads)):
+        q = pack_with(reads, scoring.codes, "reads", lazy=True)
+        t = pack_with(windows, scoring.codes, "windows", lazy=True)
+    if not scoring.is_dna:  # a letter outside the matrix is an error, not a silent code
+        with stage("check letters", len(reads)):
+            check_alphabet(q, INVALID, "reads", scoring.alphabet)
+            check_alphabet(t, INVALID, "windows", scoring.alphabet)
     return align_packed(q, t, job, backend, threads)
 
 

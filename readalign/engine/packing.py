@@ -212,20 +212,27 @@ def pack_with(seqs: object, table: np.ndarray, what: str = "sequences",
     return Packed(_with_pad(flat), offsets)
 
 
-def check_alphabet(p: Packed, invalid: int, what: str, alphabet: str) -> None:
+def check_alphabet(p: AnyPacked, invalid: int, what: str, alphabet: str) -> None:
     """ValueError naming the first sequence and position whose code is ``invalid``.
 
-    ``invalid`` is the largest code (:data:`.scoring.INVALID`, 255), so a vectorised maximum finds
-    whether there is one (4 ms for 60 MB on one core; the comparison array and its
-    scan took 18 ms), and only then is it looked for.
+    A list read in place is checked in place, through its table, on every core (it
+    stays unpacked: the GPU stages and translates its letters). Anything else is
+    packed; ``invalid`` is the largest code (:data:`.scoring.INVALID`, 255), so a
+    vectorised maximum finds whether there is one (4 ms for 60 MB on one core; the
+    comparison array and its scan took 18 ms), and only then is it looked for.
     """
-    codes = p.data[:-1]
-    if codes.shape[0] == 0 or codes.max() < invalid:
-        return
-    bad = int(np.argmax(codes == invalid))
-    i = int(np.searchsorted(p.offsets, bad, side="right")) - 1
-    raise ValueError(f"{what}[{i}]: position {bad - int(p.offsets[i])} is not one of the "
-                     f"scoring's letters ({alphabet})")
+    if isinstance(p, StringRows) and p.table is not None:
+        i, pos = p.first_code(invalid)
+    else:
+        codes = p.data[:-1]
+        if codes.shape[0] == 0 or codes.max() < invalid:
+            return
+        bad = int(np.argmax(codes == invalid))
+        i = int(np.searchsorted(p.offsets, bad, side="right")) - 1
+        pos = bad - int(p.offsets[i])
+    if i >= 0:
+        raise ValueError(f"{what}[{i}]: position {pos} is not one of the scoring's letters "
+                         f"({alphabet})")
 
 
 def _text_kind(p: AnyPacked) -> str:

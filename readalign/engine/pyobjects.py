@@ -83,6 +83,24 @@ def _stage(addresses, idx, lo, dst_off, table, use_table, dst):
     dst[dst_off[count]] = 0
 
 
+@njit(parallel=True, nogil=True, cache=True)
+def _first_code(addresses, lengths, table, code):
+    """``(i, pos)`` of the first element (lowest index) with a letter that ``table`` maps to
+    ``code``, and that letter's position; ``(-1, -1)`` when there is none."""
+    count = lengths.shape[0]
+    where = np.full(count, -1, dtype=np.int64)
+    for i in prange(count):
+        src = carray(bytes_at(addresses[i]), (lengths[i],))
+        for j in range(lengths[i]):
+            if table[src[j]] == code:
+                where[i] = j
+                break
+    for i in range(count):
+        if where[i] >= 0:
+            return i, where[i]
+    return -1, -1
+
+
 def _matches(lay: Layout) -> bool:
     """Whether ``lay`` reads back what Python reports for sample objects."""
     samples = ("ACGT" * 9, "", "n", "\u00e9" * 3, "\u20ac")
@@ -153,6 +171,14 @@ class StringRows:
             raise RuntimeError("StringRows read after release(): its elements may be gone")
         use = translate and self.table is not None
         _stage(self.addresses, idx, lo, dst_off, self.table if use else _NO_TABLE, use, dst)
+
+    def first_code(self, code: int) -> tuple[int, int]:
+        """``(element, position)`` of the first letter whose code is ``code`` (the table's code for
+        letters it lacks), read in place on every core; ``(-1, -1)`` when none is."""
+        if self.released:
+            raise RuntimeError("StringRows read after release(): its elements may be gone")
+        i, pos = _first_code(self.addresses, self.lengths, self.table, code)
+        return int(i), int(pos)
 
     def release(self) -> None:
         """Let go of the elements now: the caller reads no more letters (the GPU pipeline,

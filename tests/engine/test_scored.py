@@ -192,17 +192,30 @@ def test_bad_scoring_names_the_parameter(kwargs, match):
         readalign.Scoring(**kwargs)
 
 
+def _as_form(seqs: list[str], form: str):
+    """``seqs`` as a caller may pass them: a list of str (read in place), of bytes, an ``S`` array."""
+    if form == "bytes":
+        return [x.encode() for x in seqs]
+    if form == "S":
+        return np.array([x.encode() for x in seqs], dtype="S")
+    return seqs
+
+
 @settings(max_examples=60, deadline=None)
 @given(seqs=st.lists(st.text(alphabet="ACDEFGHIKLMNPQRSTVWY", max_size=12), min_size=1, max_size=8),
-       data=st.data())
-def test_a_letter_outside_the_matrix_is_named_by_sequence_and_position(seqs, data):
+       form=st.sampled_from(["str", "bytes", "S"]), data=st.data())
+def test_a_letter_outside_the_matrix_is_named_by_sequence_and_position(seqs, form, data):
     blosum = readalign.Scoring(matrix="BLOSUM62")
-    readalign.align(seqs, seqs, scoring=blosum, backend="cpu")  # every letter known: no error
+    good = readalign.align(_as_form(seqs, form), seqs, scoring=blosum, backend="cpu")
+    assert good.score.tolist() == readalign.align(seqs, seqs, scoring=blosum,
+                                                   backend="cpu").score.tolist()
     i = data.draw(st.integers(0, len(seqs) - 1))
     pos = data.draw(st.integers(0, len(seqs[i])))
     bad = [*seqs[:i], seqs[i][:pos] + "J" + seqs[i][pos:], *seqs[i + 1:]]
     with pytest.raises(ValueError, match=rf"^reads\[{i}\]: position {pos} is not one of"):
-        readalign.align(bad, seqs, scoring=blosum, backend="cpu")
+        readalign.align(_as_form(bad, form), seqs, scoring=blosum, backend="cpu")
+    with pytest.raises(ValueError, match=rf"^windows\[{i}\]: position {pos} is not one of"):
+        readalign.align(seqs, _as_form(bad, form), scoring=blosum, backend="cpu")
 
 
 def test_bad_calls_name_the_problem():
