@@ -252,8 +252,8 @@ def _releaser(q, t):
     """A call that lets go of ``q``'s and ``t``'s list elements (inputs read in place), or None.
 
     The GPU pipeline calls it once its last chunk is staged, so the references drop while
-    the GPU still aligns (about 5 ms for two lists of a million str on the H100 host, which
-    the call otherwise spends after the GPU is done).
+    the GPU still aligns (for two lists of a million str on the H100 host the call ended 3-4 ms
+    sooner: benchmarks/RESULTS.md, seventeenth session).
     """
     held = [x for x in (q, t) if isinstance(x, StringRows)]
     if not held:

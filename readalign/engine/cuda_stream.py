@@ -308,7 +308,6 @@ def _plan(q, t, idx: np.ndarray, job, k: int, lane_bytes) -> list[_Chunk]:
             for i, (lo, hi, m_max, n_max) in enumerate(pieces)]
 
 
-
 def run_pipeline(q, t, idx: np.ndarray, job, k: int, steps_type=EditSteps,
                  done_reading: Callable[[], None] | None = None) -> BatchResult:
     """Align the length-sorted pairs ``idx``; results in ``idx`` order (``ops`` as chunk pieces).

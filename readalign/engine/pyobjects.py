@@ -167,18 +167,20 @@ class StringRows:
                    translate: bool) -> None:
         """Elements ``idx[lo:]`` concatenated into ``dst`` at ``dst_off``, through ``table``
         when ``translate`` (and there is one), else as their bytes."""
-        if self.released:
-            raise RuntimeError("StringRows read after release(): its elements may be gone")
+        self._check_held()
         use = translate and self.table is not None
         _stage(self.addresses, idx, lo, dst_off, self.table if use else _NO_TABLE, use, dst)
 
     def first_code(self, code: int) -> tuple[int, int]:
         """``(element, position)`` of the first letter whose code is ``code`` (the table's code for
         letters it lacks), read in place on every core; ``(-1, -1)`` when none is."""
-        if self.released:
-            raise RuntimeError("StringRows read after release(): its elements may be gone")
+        self._check_held()
         i, pos = _first_code(self.addresses, self.lengths, self.table, code)
         return int(i), int(pos)
+
+    def _check_held(self) -> None:
+        if self.released:
+            raise RuntimeError("StringRows read after release(): its elements may be gone")
 
     def release(self) -> None:
         """Let go of the elements now: the caller reads no more letters (the GPU pipeline,
