@@ -30,7 +30,7 @@ from numba import carray, njit, prange
 
 from ..runtime.host_copy import copy_run
 from .flatseq import offsets_of
-from .pyrefs import References, items_of
+from .pyrefs import HeaderLook, References, items_of
 from .rawmemory import bytes_at, word, words_at
 
 COMPACT_ASCII = 0x60
@@ -50,31 +50,30 @@ class Layout:
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def _scan(objects, want_type, ascii_only, type_at, size_at, state_at, data_at):
-    """Each object's letter address and length; the count of objects that do not qualify."""
+def _scan(objects, want_type, type_at, size_at, state_at, state_mask):
+    """Each object's length; the count of objects that do not qualify (as
+    :class:`~readalign.engine.pyrefs.HeaderLook` reads them during a threaded take)."""
     count = objects.shape[0]
-    addresses = np.empty(count, dtype=np.int64)
     lengths = np.empty(count, dtype=np.int64)
     bad = 0
     for i in prange(count):
         obj = objects[i]
         ok = words_at(obj + type_at)[0] == want_type
-        if ok and ascii_only:
-            ok = (bytes_at(obj + state_at)[0] & COMPACT_ASCII) == COMPACT_ASCII
-        addresses[i] = obj + data_at
+        if ok and state_mask:
+            ok = (bytes_at(obj + state_at)[0] & state_mask) == state_mask
         lengths[i] = words_at(obj + size_at)[0] if ok else 0
         bad += 0 if ok else 1
-    return addresses, lengths, bad
+    return lengths, bad
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def _stage(addresses, idx, lo, dst_off, table, use_table, dst):
+def _stage(objects, data_at, idx, lo, dst_off, table, use_table, dst):
     """Elements ``idx[lo:]`` concatenated at ``dst_off`` (through ``table``), as ``flatseq.stage_grid``."""
     count = dst_off.shape[0] - 1
     for i in prange(count):
         base = dst_off[i]
         n = dst_off[i + 1] - base
-        src = carray(bytes_at(addresses[idx[lo + i]]), (n,))
+        src = carray(bytes_at(objects[idx[lo + i]] + data_at), (n,))
         if use_table:
             for j in range(n):
                 dst[base + j] = table[src[j]]
@@ -84,13 +83,13 @@ def _stage(addresses, idx, lo, dst_off, table, use_table, dst):
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def _first_code(addresses, lengths, table, code):
+def _first_code(objects, data_at, lengths, table, code):
     """``(i, pos)`` of the first element (lowest index) with a letter that ``table`` maps to
     ``code``, and that letter's position; ``(-1, -1)`` when there is none."""
     count = lengths.shape[0]
     where = np.full(count, -1, dtype=np.int64)
     for i in prange(count):
-        src = carray(bytes_at(addresses[i]), (lengths[i],))
+        src = carray(bytes_at(objects[i] + data_at), (lengths[i],))
         for j in range(lengths[i]):
             if table[src[j]] == code:
                 where[i] = j
@@ -144,12 +143,13 @@ class StringRows:
 
     wide: bool = False
 
-    def __init__(self, refs: References, kind: type, addresses: np.ndarray, lengths: np.ndarray,
+    def __init__(self, refs: References, kind: type, data_at: int, lengths: np.ndarray,
                  table: np.ndarray | None) -> None:
         self.refs = refs  # keeps every element alive while its letters may be read
         self.released = False
         self.kind = kind
-        self.addresses = addresses
+        self.objects = refs.pointers  # element i's letters start at objects[i] + data_at
+        self.data_at = data_at
         self.lengths = lengths
         self.table = table
 
@@ -169,13 +169,14 @@ class StringRows:
         when ``translate`` (and there is one), else as their bytes."""
         self._check_held()
         use = translate and self.table is not None
-        _stage(self.addresses, idx, lo, dst_off, self.table if use else _NO_TABLE, use, dst)
+        _stage(self.objects, self.data_at, idx, lo, dst_off, self.table if use else _NO_TABLE,
+               use, dst)
 
     def first_code(self, code: int) -> tuple[int, int]:
         """``(element, position)`` of the first letter whose code is ``code`` (the table's code for
         letters it lacks), read in place on every core; ``(-1, -1)`` when none is."""
         self._check_held()
-        i, pos = _first_code(self.addresses, self.lengths, self.table, code)
+        i, pos = _first_code(self.objects, self.data_at, self.lengths, self.table, code)
         return int(i), int(pos)
 
     def _check_held(self) -> None:
@@ -218,11 +219,16 @@ def read_strings(seqs: object, table: np.ndarray | None) -> StringRows | None:
         return None
     if type(seqs) is not list and type(seqs) is not tuple:
         seqs = tuple(seqs)  # a subclass may iterate differently from its item pointers
-    refs = References(seqs, lay.items_at)
     is_str = kind is str
-    addresses, lengths, bad = _scan(refs.pointers, id(kind), is_str, lay.type_at, lay.size_at,
-                                    lay.state_at, lay.str_data if is_str else lay.bytes_data)
+    look = HeaderLook(id(kind), lay.type_at, lay.size_at, lay.state_at,
+                      COMPACT_ASCII if is_str else 0)
+    refs = References(seqs, lay.items_at, look=look)
+    if refs.sizes is not None:  # read while the helper threads took the references
+        lengths, bad = refs.sizes, refs.misses
+    else:
+        lengths, bad = _scan(refs.pointers, look.want_type, look.type_at, look.size_at,
+                             look.state_at, look.state_mask)
     if bad:
         refs.drop()
         return None
-    return StringRows(refs, kind, addresses, lengths, table)
+    return StringRows(refs, kind, lay.str_data if is_str else lay.bytes_data, lengths, table)

@@ -30,6 +30,7 @@ import ctypes
 import sys
 import sysconfig
 import weakref
+from dataclasses import dataclass
 from functools import cache
 
 import numba
@@ -56,10 +57,13 @@ count (3.12 on) is above it, and only the C API's own functions change those."""
 
 
 @njit(cache=True)
-def _take_share(items, count, pointers, parts, share, inline):
-    """Copy this share's slice of the item pointers; take a reference to this share's objects."""
+def _take_share(items, count, pointers, parts, share, inline, look):
+    """Copy this share's slice of the item pointers; take a reference to this share's objects,
+    and read their headers as ``look`` asks (:class:`HeaderLook`; ``look[0] == 0``: not at all)."""
     for i in range(share * count // parts, (share + 1) * count // parts):
         pointers[i] = words_at(items + 8 * i)[0]
+    sizes = carray(words_at(look[0]), count)  # read only when look[0] is an address
+    misses = 0
     for i in range(count):
         obj = words_at(items + 8 * i)[0]
         if (obj >> _SHARE_BITS) & (parts - 1) == share:
@@ -68,6 +72,14 @@ def _take_share(items, count, pointers, parts, share, inline):
                 low[0] += 1
             else:
                 incref_at(obj)
+            if look[0]:
+                ok = words_at(obj + look[3])[0] == look[2]
+                if ok and look[6]:
+                    ok = (bytes_at(obj + look[5])[0] & look[6]) == look[6]
+                sizes[i] = words_at(obj + look[4])[0] if ok else 0
+                misses += 0 if ok else 1
+    if look[0]:
+        words_at(look[1] + 8 * share)[0] = misses
 
 
 @njit(cache=True)
@@ -99,7 +111,8 @@ def _run_share(block):
     op, items, count, pointers, parts, share, last, inline = (
         block[0], block[1], block[2], block[3], block[4], block[5], block[6], block[7] != 0)
     if op == _TAKE:
-        _take_share(items, count, carray(words_at(pointers), count), parts, share, inline)
+        _take_share(items, count, carray(words_at(pointers), count), parts, share, inline,
+                    block[8:])
     else:
         _drop_share(carray(words_at(pointers), count), parts, share,
                     carray(bytes_at(last), count), inline)
@@ -187,14 +200,38 @@ def helper_threads(count: int) -> int:
     return 1 << (n.bit_length() - 1)
 
 
+@dataclass
+class HeaderLook:
+    """What a threaded take also reads of each object it counts, in the same visit (a second
+    pass over millions of objects misses the cache again): its type word at ``type_at``, the
+    state byte at ``state_at`` and its size word at ``size_at``. An object whose type is
+    ``want_type`` and whose state byte has every bit of ``state_mask`` gets its size in
+    :attr:`References.sizes`; any other gets 0 and counts in :attr:`References.misses`."""
+
+    want_type: int
+    type_at: int
+    size_at: int
+    state_at: int
+    state_mask: int
+
+    FIELDS = 7
+
+    def fields(self, sizes: np.ndarray, misses: np.ndarray) -> tuple[int, ...]:
+        """The row :func:`_take_share` reads as ``look``."""
+        return (sizes.ctypes.data, misses.ctypes.data, self.want_type, self.type_at,
+                self.size_at, self.state_at, self.state_mask)
+
+
 def _blocks(op: int, items: int, pointers: np.ndarray, parts: int,
-            last: np.ndarray | None = None) -> np.ndarray:
+            last: np.ndarray | None = None, look: tuple[int, ...] | None = None) -> np.ndarray:
     """One row per share: what :func:`_run_share` reads (``items``: a take's source, ``last``:
     a drop's marks)."""
-    blocks = np.empty((parts, 8), dtype=np.int64)
-    blocks[:] = (op, items, pointers.shape[0], pointers.ctypes.data, parts, 0,
-                 0 if last is None else last.ctypes.data, sys.byteorder == "little")
+    blocks = np.zeros((parts, 8 + HeaderLook.FIELDS), dtype=np.int64)
+    blocks[:, :8] = (op, items, pointers.shape[0], pointers.ctypes.data, parts, 0,
+                     0 if last is None else last.ctypes.data, sys.byteorder == "little")
     blocks[:, 5] = np.arange(parts)
+    if look is not None:
+        blocks[:, 8:] = look
     return blocks
 
 
@@ -231,14 +268,19 @@ class References:
     to ``seq`` afterwards does not change what is held. With one thread (a short
     list, or no helper threads here) the references are a ``tuple``: CPython's own
     loop is as fast as a compiled one on one core. ``items_at`` is the offset of a
-    list's or tuple's ``ob_item``.
+    list's or tuple's ``ob_item``. With ``look`` the helper threads also read each
+    element's header (:class:`HeaderLook`): :attr:`sizes` and :attr:`misses` are then
+    set (None with one thread: the caller reads the headers itself).
     """
 
-    def __init__(self, seq: list | tuple, items_at: int, parts: int | None = None) -> None:
+    def __init__(self, seq: list | tuple, items_at: int, parts: int | None = None,
+                 look: HeaderLook | None = None) -> None:
         count = len(seq)
         self.parts = helper_threads(count) if parts is None else parts
         self._tuple: tuple | None = None
         self._finalizer = None
+        self.sizes: np.ndarray | None = None
+        self.misses: int | None = None
         if self.parts == 1:
             self._tuple = tuple(seq)  # an exact tuple is itself: immutable, it keeps its items
             if self._tuple is not seq:
@@ -247,8 +289,15 @@ class References:
                 (ctypes.c_int64 * count).from_address(items_of(self._tuple, items_at)))
             return
         self.pointers = np.empty(count, dtype=np.int64)
+        fields = None
+        if look is not None:
+            sizes = np.empty(count, dtype=np.int64)
+            misses = np.zeros(self.parts, dtype=np.int64)
+            fields = look.fields(sizes, misses)
         if count:  # the GIL is kept from here to the last reference taken
-            _run(_blocks(_TAKE, items_of(seq, items_at), self.pointers, self.parts))
+            _run(_blocks(_TAKE, items_of(seq, items_at), self.pointers, self.parts, look=fields))
+        if look is not None:
+            self.sizes, self.misses = sizes, int(misses.sum())
         self._finalizer = weakref.finalize(self, _drop, self.pointers, self.parts)
 
     def drop(self) -> None:

@@ -122,3 +122,44 @@ def test_helper_threads_is_a_power_of_two_and_small_lists_stay_on_this_thread():
     for count in (1 << 16, 1 << 20, 10**7):
         n = pyrefs.helper_threads(count)
         assert n >= 1 and n & (n - 1) == 0
+
+
+class _Str(str):
+    pass
+
+
+_HEADER_POOL = ["ACGT" * 9, "", "n", "\u00e9" * 3, "\u20ac", b"ACGT", b"", _Str("AC"), 7, None,
+                "GATTACA", b"\xff\x00"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(picks=st.lists(st.integers(0, len(_HEADER_POOL) - 1), max_size=300),
+       parts=st.sampled_from([2, 4, 8]), kind=st.sampled_from([str, bytes]))
+def test_a_threaded_take_reads_each_header_as_the_scan_does(picks, parts, kind):
+    lay = pyobjects.layout()
+    seq = [_HEADER_POOL[i] for i in picks]
+    own = [x for x in _HEADER_POOL if isinstance(x, (str, bytes)) and len(x) > 1]  # no singletons
+    before = _counts(own)
+    look = pyrefs.HeaderLook(id(kind), lay.type_at, lay.size_at, lay.state_at,
+                             pyobjects.COMPACT_ASCII if kind is str else 0)
+    refs = pyrefs.References(seq, lay.items_at, parts, look)
+    lengths, bad = pyobjects._scan(refs.pointers, look.want_type, look.type_at, look.size_at,
+                                   look.state_at, look.state_mask)
+    ok = [type(x) is kind and (kind is bytes or x.isascii()) for x in seq]
+    assert refs.sizes.tolist() == lengths.tolist() == [len(x) if o else 0 for x, o in zip(seq, ok)]
+    assert refs.misses == bad == ok.count(False)
+    refs.drop()
+    assert _counts(own) == before
+
+
+def test_lists_read_on_helper_threads_pack_as_on_one(monkeypatch):
+    from readalign.engine import packing
+
+    seqs = ["ACGT" * 9, "", "acgtN", "G" * 300] * 50
+    one = packing.pack_dna(seqs, lazy=True)
+    monkeypatch.setattr(pyrefs, "THREADED_FROM", 8)
+    monkeypatch.setattr(pyrefs, "PER_THREAD", 16)
+    many = packing.pack_dna(seqs, lazy=True)
+    assert many.refs.parts > 1 and many.refs.sizes is not None
+    assert many.lengths.tolist() == one.lengths.tolist() and many.data.tolist() == one.data.tolist()
+    assert not isinstance(packing.pack_dna(seqs + ["\u00e9"], lazy=True), pyobjects.StringRows)
