@@ -31,7 +31,7 @@ from numba import carray, njit, prange
 from ..runtime.host_copy import copy_run
 from .flatseq import offsets_of
 from .pyrefs import HeaderLook, References, items_of
-from .rawmemory import bytes_at, word, words_at
+from .rawmemory import bytes_at, word
 
 COMPACT_ASCII = 0x60
 """The ``compact`` and ``ascii`` bits of a ``str``'s state byte: its letters are inline bytes."""
@@ -47,23 +47,6 @@ class Layout:
     items_at: int = 24
     str_data: int = 0
     bytes_data: int = 0
-
-
-@njit(parallel=True, nogil=True, cache=True)
-def _scan(objects, want_type, type_at, size_at, state_at, state_mask):
-    """Each object's length; the count of objects that do not qualify (as
-    :class:`~readalign.engine.pyrefs.HeaderLook` reads them during a threaded take)."""
-    count = objects.shape[0]
-    lengths = np.empty(count, dtype=np.int64)
-    bad = 0
-    for i in prange(count):
-        obj = objects[i]
-        ok = words_at(obj + type_at)[0] == want_type
-        if ok and state_mask:
-            ok = (bytes_at(obj + state_at)[0] & state_mask) == state_mask
-        lengths[i] = words_at(obj + size_at)[0] if ok else 0
-        bad += 0 if ok else 1
-    return lengths, bad
 
 
 @njit(parallel=True, nogil=True, cache=True)
@@ -223,12 +206,7 @@ def read_strings(seqs: object, table: np.ndarray | None) -> StringRows | None:
     look = HeaderLook(id(kind), lay.type_at, lay.size_at, lay.state_at,
                       COMPACT_ASCII if is_str else 0)
     refs = References(seqs, lay.items_at, look=look)
-    if refs.sizes is not None:  # read while the helper threads took the references
-        lengths, bad = refs.sizes, refs.misses
-    else:
-        lengths, bad = _scan(refs.pointers, look.want_type, look.type_at, look.size_at,
-                             look.state_at, look.state_mask)
-    if bad:
+    if refs.misses:
         refs.drop()
         return None
-    return StringRows(refs, kind, lay.str_data if is_str else lay.bytes_data, lengths, table)
+    return StringRows(refs, kind, lay.str_data if is_str else lay.bytes_data, refs.sizes, table)

@@ -36,7 +36,7 @@ from functools import cache
 import numba
 import numpy as np
 from llvmlite import ir
-from numba import carray, cfunc, njit, types
+from numba import carray, cfunc, njit, prange, types
 from numba.extending import intrinsic
 
 from .rawmemory import bytes_at, decref_at, halves_at, incref_at, word, words_at
@@ -57,6 +57,29 @@ count (3.12 on) is above it, and only the C API's own functions change those."""
 
 
 @njit(cache=True)
+def _header_size(obj, want_type, type_at, size_at, state_at, state_mask):
+    """The size word of ``obj`` if its type word is ``want_type`` and its state byte has every
+    bit of ``state_mask``, else -1 (:class:`HeaderLook`)."""
+    if words_at(obj + type_at)[0] != want_type:
+        return -1
+    if state_mask and (bytes_at(obj + state_at)[0] & state_mask) != state_mask:
+        return -1
+    return words_at(obj + size_at)[0]
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def _look_all(objects, want_type, type_at, size_at, state_at, state_mask, sizes):
+    """:func:`_header_size` of every object into ``sizes`` (0 for a miss), on every core; the
+    count of misses (the one-thread take's second pass)."""
+    misses = 0
+    for i in prange(objects.shape[0]):
+        size = _header_size(objects[i], want_type, type_at, size_at, state_at, state_mask)
+        sizes[i] = max(size, 0)
+        misses += 1 if size < 0 else 0
+    return misses
+
+
+@njit(cache=True)
 def _take_share(items, count, pointers, parts, share, inline, look):
     """Copy this share's slice of the item pointers; take a reference to this share's objects,
     and read their headers as ``look`` asks (:class:`HeaderLook`; ``look[0] == 0``: not at all)."""
@@ -73,11 +96,9 @@ def _take_share(items, count, pointers, parts, share, inline, look):
             else:
                 incref_at(obj)
             if look[0]:
-                ok = words_at(obj + look[3])[0] == look[2]
-                if ok and look[6]:
-                    ok = (bytes_at(obj + look[5])[0] & look[6]) == look[6]
-                sizes[i] = words_at(obj + look[4])[0] if ok else 0
-                misses += 0 if ok else 1
+                size = _header_size(obj, look[2], look[3], look[4], look[5], look[6])
+                sizes[i] = max(size, 0)
+                misses += 1 if size < 0 else 0
     if look[0]:
         words_at(look[1] + 8 * share)[0] = misses
 
@@ -268,9 +289,9 @@ class References:
     to ``seq`` afterwards does not change what is held. With one thread (a short
     list, or no helper threads here) the references are a ``tuple``: CPython's own
     loop is as fast as a compiled one on one core. ``items_at`` is the offset of a
-    list's or tuple's ``ob_item``. With ``look`` the helper threads also read each
-    element's header (:class:`HeaderLook`): :attr:`sizes` and :attr:`misses` are then
-    set (None with one thread: the caller reads the headers itself).
+    list's or tuple's ``ob_item``. With ``look`` each element's header is read too
+    (:class:`HeaderLook`) into :attr:`sizes` and :attr:`misses`: by the helper threads
+    as they take the references, or in one parallel pass when there are none.
     """
 
     def __init__(self, seq: list | tuple, items_at: int, parts: int | None = None,
@@ -287,6 +308,11 @@ class References:
                 _gc_untrack(self._tuple)
             self.pointers = np.ctypeslib.as_array(
                 (ctypes.c_int64 * count).from_address(items_of(self._tuple, items_at)))
+            if look is not None:
+                self.sizes = np.empty(count, dtype=np.int64)
+                self.misses = int(_look_all(self.pointers, look.want_type, look.type_at,
+                                            look.size_at, look.state_at, look.state_mask,
+                                            self.sizes))
             return
         self.pointers = np.empty(count, dtype=np.int64)
         fields = None
