@@ -140,6 +140,12 @@ the traceback): 16 warps per SM. The forward pass uses 168 registers uncapped at
 uncapped since the batch-wide boundary layout)."""
 
 
+def _jit_capped(fn):
+    """``fn`` as a kernel of at most :data:`CIGAR_MAX_REGISTERS` registers (the simulator
+    takes no cap)."""
+    return cuda.jit(fn) if simulated() else cuda.jit(max_registers=CIGAR_MAX_REGISTERS)(fn)
+
+
 @cache
 def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
     """The scored kernels (:mod:`.scored_quadrant`) for quadrant size ``K``:
@@ -196,9 +202,7 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
 
         fn = named_for(scored_forward_kernel, "store" if store else "score",
                        "int16" if narrow else "int32")
-        if store and not simulated():
-            return cuda.jit(max_registers=CIGAR_MAX_REGISTERS)(fn)
-        return cuda.jit(fn)
+        return _jit_capped(fn) if store else cuda.jit(fn)
 
     forward_score = make_forward(False)
     forward_store = make_forward(True)
@@ -224,9 +228,8 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
         n_ops[p] = k
         nm[p] = d
 
-    traceback_fn = named_for(scored_traceback_kernel, "int16" if narrow else "int32")
-    traceback_kernel = (cuda.jit(traceback_fn) if simulated()
-                        else cuda.jit(max_registers=CIGAR_MAX_REGISTERS)(traceback_fn))
+    traceback_kernel = _jit_capped(named_for(scored_traceback_kernel,
+                                             "int16" if narrow else "int32"))
     kernels = (forward_score, forward_store, traceback_kernel)
     if not simulated():
         for kernel, role in zip(kernels, ("score", "store", "traceback"), strict=True):
