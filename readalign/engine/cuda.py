@@ -68,7 +68,7 @@ def launch_forward(pool: DevicePool, seqs: tuple, job: Job, k: int, count: int, 
     ``seqs`` are the device arrays ``(q, qoff, t, toff, order)``. Returns the
     device outputs ``(boundaries, dist, ref_start, ref_end)``, taken from ``pool``,
     ``boundaries`` being ``(rbuf, cbuf, rlen, clen)`` (:func:`batch_layout`); the
-    traceback reads all but the last two. ``vote=False`` runs the kernel without
+    traceback takes the four as they are. ``vote=False`` runs the kernel without
     the warp vote (the benchmark's ablation).
     """
     rows, cols = boundary_elements(m_max, n_max, k) if job.with_cigar else (1, 1)
