@@ -55,12 +55,13 @@ def _stage_threads(value: str) -> contextlib.AbstractContextManager:
 
 
 def _bgzf_threads(value: str) -> contextlib.AbstractContextManager:
-    """Threads that compress the BAM (the run's ``--threads`` otherwise)."""
+    """Threads that compress the BAM (``bgzf.deflate_threads`` of the run's ``--threads``
+    otherwise)."""
     from readalign.pipeline import stage
 
     output = stage.Output
-    return _patched(stage, Output=lambda path, sam, sort, threads, level=None, writer="auto":
-                    output(path, sam, sort, int(value), level, writer))
+    return _patched(stage, Output=lambda path, sam, sort, threads, level=None, writer="auto",
+                    deflate=None: output(path, sam, sort, threads, level, writer, int(value)))
 
 
 @contextlib.contextmanager

@@ -41,7 +41,8 @@ class Output:
     """
 
     def __init__(self, path: str, sam: bool, sort: bool, threads: int,
-                 level: int | None = None, writer: str = "auto") -> None:
+                 level: int | None = None, writer: str = "auto",
+                 deflate: int | None = None) -> None:
         self.path, self.sam, self.sort, self.threads = path, sam, sort, max(1, threads)
         # a symbolic link is followed: its target is replaced, the link itself stays
         self.target = os.path.realpath(path) if os.path.islink(path) else path
@@ -60,7 +61,8 @@ class Output:
         self.bam = self.temps[0] if self.temps else None
         try:
             # a temporary BAM (before sort or SAM conversion) is only read back: fastest level
-            self.writer = open_writer(fd, name, self.threads, level if self.direct else 1, writer)
+            self.writer = open_writer(fd, name, deflate or self.threads,
+                                      level if self.direct else 1, writer)
         except BaseException:
             self.cleanup()
             raise

@@ -37,7 +37,7 @@ from ..runtime import backends
 from ..runtime.outfiles import write_bytes
 from ..runtime.progress import Progress
 from ..runtime.stages import Consumer, Inline, concurrent_launches_ok, numba_threads, prefetch
-from .bgzf import compressor
+from .bgzf import compressor, deflate_threads
 from .defaults import DEFAULT_BATCH, DEFAULT_PAD
 from .header import header_bytes, header_text, parse_rg
 from .output import Output
@@ -67,6 +67,13 @@ the staging worker, which keeps every core. A region of all cores, started while
 the other stages keep them busy, waits for its whole team: on the H100 host, 2M
 reads, runs alternating in one process, 2 threads gave 1.39-1.43M reads/s, 1 thread
 1.34M, all 16 1.27-1.31M (benchmarks/RESULTS.md)."""
+STAGE_SHARE = 2
+"""With the GPU aligning, the other stages' parallel regions take half of ``--threads`` each
+(at least 4, at most all): four stages each starting regions of every core kept more threads
+runnable than cores, and a region waits for its last thread. On the H100 host, 2M reads,
+16 threads, runs alternating in one process: 8 threads a stage 1.74M reads/s (median of 8)
+against 1.66M with 16 (9), ahead in each of the 8 neighbouring pairs; 4 threads let the
+assemble stage bound the run (benchmarks/RESULTS.md, eighteenth session)."""
 _CAND_DEPTH = 8
 """Candidate chunks parsed ahead of the reads (a batch of 500,000 reads with two
 candidates each takes about 8)."""
@@ -195,6 +202,14 @@ class CandidateStream:
                 f"{display(self.path)}: {self.unit} {int(pend.line[0])}: read '{pend.name(0)}' "
                 f"is not in {display(self.reads_path)} (or candidates are not in the order of "
                 "the reads)")
+
+
+def stage_threads(threads: int, backend: str) -> int:
+    """Threads of each stage thread's parallel regions (:data:`STAGE_SHARE`); the CPU
+    backend's stages keep the run's threads."""
+    if backend == "cpu":
+        return threads
+    return min(threads, max(4, threads // STAGE_SHARE))
 
 
 @dataclass
@@ -377,7 +392,8 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
         why = ("chosen with --bgzf-writer htslib" if opts.bgzf_writer == "htslib"
                else "the isal package (ISA-L), which compresses about 10x faster, is not installed")
         log.info("BGZF compression runs on htslib's zlib: %s (README: 'What bounds the speed')", why)
-    out = Output(opts.output, opts.sam, opts.sort, opts.threads, level, opts.bgzf_writer)
+    out = Output(opts.output, opts.sam, opts.sort, opts.threads, level, opts.bgzf_writer,
+                 deflate_threads(opts.threads, opts.bgzf_writer))
     consumers: list[Consumer | Inline] = []
     feeds: list[Generator] = []  # background producers, each consuming the one after it
     try:
@@ -387,17 +403,19 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
         out.writer.write(header_bytes(text, ref.names, ref.lengths))
         st = summary.stage_seconds
 
+        threads = stage_threads(opts.threads, backend)
+
         def ahead(items: Iterator, name: str, depth: int = 1) -> Iterator:
             """``items`` produced in a thread of their own when stages may overlap."""
             if not concurrent:
                 return items
-            feed = prefetch(items, opts.threads, depth=depth, name=f"readalign-{name}")
+            feed = prefetch(items, threads, depth=depth, name=f"readalign-{name}")
             feeds.insert(0, feed)
             return feed
 
         def behind(fn: Callable[[Any], None], name: str, depth: int) -> Consumer | Inline:
             """``fn`` applied in order in a thread of its own when stages may overlap."""
-            consumer = (Consumer(fn, opts.threads, depth, name=f"readalign-{name}") if concurrent
+            consumer = (Consumer(fn, threads, depth, name=f"readalign-{name}") if concurrent
                         else Inline(fn))
             consumers.append(consumer)
             return consumer

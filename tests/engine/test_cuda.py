@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from conftest import HAS_GPU, under_simulator
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import readalign
 
@@ -104,3 +106,18 @@ def test_gpu_buffers_are_kept_per_thread_until_freed():
             "assert list(a.iota('o', 9).copy_to_host()[:9]) == list(range(9))\n"
             "print('ok')\n")
     assert under_simulator("-c", code, timeout=120).strip() == "ok"
+
+
+@settings(max_examples=200, deadline=None)
+@given(count=st.integers(0, 20_000_000), most=st.integers(1 << 14, 1 << 20))
+def test_chunks_are_even_with_no_small_remainder(count, most):
+    """For chunk sizes as ``chunk_pairs`` gives them (``MIN_CHUNK..MAX_CHUNK``)."""
+    from readalign.engine.cuda_stream import LAST_SHARE, even_chunks
+
+    per = even_chunks(count, most)
+    chunks = -(-count // per) if count else 0
+    last = count - (chunks - 1) * per
+    assert per >= 1 and per <= most * (1 + LAST_SHARE) + 1
+    if count >= most:
+        assert last >= per - chunks and last > most * LAST_SHARE
+    assert even_chunks(1_000_000, 199_728) == 200_000

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from benchmarks._simulate import simulate
 from readalign.errors import OutputError
-from readalign.pipeline.bgzf import BgzfWriter, compressor
+from readalign.pipeline.bgzf import BgzfWriter, compressor, deflate_threads
 from readalign.pipeline.bgzf_isal import BLOCK, EOF_BLOCK, MAX_BLOCK, IsalBgzfWriter, isal_level
 from readalign.pipeline.stage import Options, run
 
@@ -137,3 +137,24 @@ def test_htslib_writer_round_trips_through_the_same_checks(tmp_path):
     data = _records_stream(np.random.default_rng(3), 800)
     raw = _write(tmp_path / "h.gz", [data], 1, 2, cls=BgzfWriter)
     assert gzip.decompress(raw) == data and raw.endswith(EOF_BLOCK)
+
+
+def test_isal_compresses_on_a_quarter_of_the_threads_htslib_on_all(monkeypatch):
+    assert [deflate_threads(n, "isal") for n in (1, 2, 3, 8, 16, 64)] == [1, 2, 2, 2, 4, 16]
+    assert [deflate_threads(n, "htslib") for n in (1, 16)] == [1, 16]
+    monkeypatch.setattr("readalign.pipeline.bgzf.bgzf_isal.available", lambda: False)
+    assert deflate_threads(16, "auto") == 16  # htslib's writer then
+
+
+def test_the_pipeline_hands_its_writer_the_deflate_threads(tmp_path, monkeypatch):
+    sizes = []
+    real = IsalBgzfWriter.__init__
+
+    def spy(self, fd, name, threads, level):
+        sizes.append(threads)
+        real(self, fd, name, threads, level)
+    monkeypatch.setattr(IsalBgzfWriter, "__init__", spy)
+    ref, reads, paf, _ = simulate(str(tmp_path), 50, 20_000, 2)
+    run(Options(reference=ref, reads=reads, candidates=paf, output=str(tmp_path / "o.bam"),
+                backend="cpu", threads=12))
+    assert sizes == [3]

@@ -273,3 +273,37 @@ def test_the_align_loop_keeps_every_thread_only_for_the_cpu_kernel(tmp_path, mon
     run(opts, aligner=aligner)
     assert seen == [want] * 3
     assert numba.get_num_threads() == before
+
+
+@pytest.mark.parametrize(("backend", "threads", "want"),
+                         [("cpu", 16, 16), ("cuda", 16, 8), ("cuda", 6, 4), ("cuda", 2, 2)])
+def test_stages_take_half_the_threads_while_the_gpu_aligns(tmp_path, monkeypatch, backend,
+                                                          threads, want):
+    """Each stage thread's parallel regions: half of ``--threads`` (at least 4) beside the GPU,
+    all of them beside the CPU kernel. (The GPU is stood in for, as above.)"""
+    from benchmarks._standin import ungapped_aligner
+    from readalign.pipeline import stage
+    from readalign.runtime import backends
+
+    if backend == "cuda":
+        monkeypatch.setattr(backends, "resolve", lambda name: "cuda")
+        monkeypatch.setattr(stage, "_free_gpu_memory", lambda name: None)
+    asked = {}
+    real_prefetch, real_consumer = stage.prefetch, stage.Consumer
+
+    def prefetch(items, n, depth=1, name="readalign-reader"):
+        asked[name] = n
+        return real_prefetch(items, n, depth=depth, name=name)
+
+    def consumer(fn, n, depth=2, name="readalign-writer"):
+        asked[name] = n
+        return real_consumer(fn, n, depth, name=name)
+    monkeypatch.setattr(stage, "prefetch", prefetch)
+    monkeypatch.setattr(stage, "Consumer", consumer)
+    fa, reads, cands, _n = simulate(str(tmp_path), 500, 50_000, seed=4)
+    opts = Options(reference=fa, reads=reads, candidates=cands, output=str(tmp_path / "o.bam"),
+                   backend="cpu", threads=threads, batch_size=200, scoring=EDIT)
+    run(opts, aligner=ungapped_aligner(DEFAULT_PAD))
+    names = {"readalign-candidates", "readalign-read", "readalign-pairs", "readalign-assemble",
+             "readalign-write"}
+    assert set(asked) == names and set(asked.values()) == {want}
