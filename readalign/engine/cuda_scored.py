@@ -8,6 +8,7 @@ input into pinned buffers while earlier chunks run), with the scored kernels' st
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -28,12 +29,19 @@ from .job import BatchResult, Job
 from .packing import AnyPacked
 
 
-def lane_bytes(m_max: int, n_max: int, k: int, with_cigar: bool) -> int:
-    """Device bytes one lane of a scored batch needs (CIGAR slots, sequences, boundaries
-    counted as int32: batches in int16 use half of that part)."""
+def _narrow(sc, m_max: int, n_max: int) -> bool:
+    """Whether a batch's scores and boundaries fit int16 (:func:`fits_int16`)."""
+    return fits_int16(sc.mode, sc.gap_open, sc.gap_extend, int(sc.sub.max()), sc.clip, m_max,
+                      n_max)
+
+
+def lane_bytes(m_max: int, n_max: int, k: int, with_cigar: bool, scores=None) -> int:
+    """Device bytes one lane of a scored batch needs: CIGAR slots, sequences, and boundaries
+    (two arrays each way) of int16 where ``scores`` (a job's) fit them, else of int32."""
     rows, cols = scored_boundary_elements(m_max, n_max, k) if with_cigar else (0, 0)
+    cell = 2 if scores is not None and _narrow(scores, m_max, n_max) else 4
     cigar = 8 * (m_max + n_max + 2) if with_cigar else 0  # worst-case slots, then packed runs
-    return 8 * (rows + cols) + cigar + m_max + n_max + 96
+    return 2 * cell * (rows + cols) + cigar + m_max + n_max + 96
 
 
 def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m_max: int,
@@ -44,8 +52,7 @@ def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m
     They and the working row are int16 where the batch's values provably fit
     (:func:`~readalign.kernels.scored_quadrant.fits_int16`), else int32."""
     sc = job.scores
-    narrow = fits_int16(sc.mode, sc.gap_open, sc.gap_extend, int(sc.sub.max()), sc.clip, m_max,
-                        n_max)
+    narrow = _narrow(sc, m_max, n_max)
     cell = np.int16 if narrow else np.int32
     rows, cols = scored_boundary_elements(m_max, n_max, k) if job.with_cigar else (1, 1)
     bufs = tuple(pool.space(name + cell.__name__, size * count, cell)
@@ -91,7 +98,10 @@ class ScoredSteps:
     packed end to end on the device and only their real size crosses to the host.
     """
 
-    lane_bytes = staticmethod(lane_bytes)
+    @staticmethod
+    def lane_bytes_of(job: Job):
+        """What one lane of ``job`` needs on the device (for ``device_batches``)."""
+        return functools.partial(lane_bytes, scores=job.scores)
 
     def __init__(self, job: Job, k: int, count: int, tl) -> None:
         self.job, self.k, self.tl = job, k, tl
@@ -168,4 +178,4 @@ def align_batch(q: AnyPacked, t: AnyPacked, idx: np.ndarray, job: Job, k: int,
                 threads: int | None = None,
                 done_reading: Callable[[], None] | None = None) -> BatchResult:
     """The scored GPU backend: align the pairs ``idx`` (length-sorted); results in ``idx`` order."""
-    return run_pipeline(q, t, idx, job, k, ScoredSteps, done_reading)
+    return run_pipeline(q, t, idx, job, k, ScoredSteps, done_reading, threads)

@@ -31,11 +31,13 @@ from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 from numba import cuda
 
 from ..kernels.cuda import translate_codes
 from ..kernels.simulator import simulated
+from ..runtime.backends import cpu_threads
 from ..runtime.gpu_memory import device_pool, download, pinned
 from ..runtime.stages import concurrent_launches_ok
 from ..runtime.timing import Tally
@@ -186,6 +188,14 @@ def _fill(sides: tuple, idx: np.ndarray, lo: int) -> None:
         src.stage_into(idx, lo, staged.offsets, staged.codes, translate=staged.table is None)
 
 
+def _fill_on(threads: int | None, sides: tuple, idx: np.ndarray, lo: int) -> None:
+    """:func:`_fill` on the staging worker with ``threads`` threads (None: numba's whole pool),
+    so a run's ``--threads`` bounds the staging too."""
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS if threads is None
+                          else cpu_threads(threads))  # the worker outlives the call: set each time
+    _fill(sides, idx, lo)
+
+
 _STAGERS = threading.local()
 
 
@@ -204,8 +214,9 @@ def _stager() -> ThreadPoolExecutor | None:
 class _Staging:
     """Chunks staged one ahead of the loop on the staging worker (inline without one)."""
 
-    def __init__(self, q, t, idx: np.ndarray, slots: list) -> None:
+    def __init__(self, q, t, idx: np.ndarray, slots: list, threads: int | None = None) -> None:
         self.q, self.t, self.idx, self.slots = q, t, idx, slots
+        self.threads = threads
         self.worker = _stager()
         self.pending = None
 
@@ -218,7 +229,8 @@ class _Staging:
             _fill(sides, self.idx, c.lo)
             self.pending = (sides, None)
         else:
-            self.pending = (sides, self.worker.submit(_fill, sides, self.idx, c.lo))
+            self.pending = (sides, self.worker.submit(_fill_on, self.threads, sides, self.idx,
+                                                      c.lo))
 
     def take(self) -> tuple[Staged, Staged]:
         """The chunk started last, once filled."""
@@ -248,7 +260,10 @@ class EditSteps:
     """Steps 2-4 for edit distance: distances back after the forward pass size each lane's CIGAR
     slots (``2d+1`` runs) for the traceback."""
 
-    lane_bytes = None  # device_batches' default: the edit kernels'
+    @staticmethod
+    def lane_bytes_of(job) -> None:
+        """None: ``device_batches``' default, the edit kernels' needs."""
+        return None
 
     def __init__(self, job, k: int, count: int, tl: _Timeline) -> None:
         self.job, self.k, self.tl = job, k, tl
@@ -324,8 +339,11 @@ def _plan(q, t, idx: np.ndarray, job, k: int, lane_bytes) -> list[_Chunk]:
 
 
 def run_pipeline(q, t, idx: np.ndarray, job, k: int, steps_type=EditSteps,
-                 done_reading: Callable[[], None] | None = None) -> BatchResult:
+                 done_reading: Callable[[], None] | None = None,
+                 threads: int | None = None) -> BatchResult:
     """Align the length-sorted pairs ``idx``; results in ``idx`` order (``ops`` as chunk pieces).
+
+    ``threads`` bounds the staging worker's parallel copies (None: numba's whole pool).
 
     ``done_reading`` is called once the last chunk is staged and enqueued: no letter of
     ``q`` or ``t`` is read after it, and the GPU is still busy.
@@ -333,12 +351,12 @@ def run_pipeline(q, t, idx: np.ndarray, job, k: int, steps_type=EditSteps,
     tally = Tally()
     tl = _Timeline(tally.on)
     t0 = time.perf_counter()
-    chunks = _plan(q, t, idx, job, k, steps_type.lane_bytes)
+    chunks = _plan(q, t, idx, job, k, steps_type.lane_bytes_of(job))
     steps = steps_type(job, k, idx.shape[0], tl)
     if not chunks:
         return steps.res
     slots = [_Slot(i) for i in range(min(SLOTS, len(chunks)))]
-    staging = _Staging(q, t, idx, slots)
+    staging = _Staging(q, t, idx, slots, threads)
     try:
         staging.start(chunks[0])
         for i in range(len(chunks) + 2):
@@ -372,4 +390,4 @@ def align_batch(q: Packed, t: Packed, idx: np.ndarray, job, k: int,
                 threads: int | None = None,
                 done_reading: Callable[[], None] | None = None) -> BatchResult:
     """The GPU backend: align the pairs ``idx`` (length-sorted); results in ``idx`` order."""
-    return run_pipeline(q, t, idx, job, k, EditSteps, done_reading)
+    return run_pipeline(q, t, idx, job, k, EditSteps, done_reading, threads)

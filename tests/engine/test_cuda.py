@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import HAS_GPU, under_simulator
 from hypothesis import given, settings
@@ -121,3 +122,42 @@ def test_chunks_are_even_with_no_small_remainder(count, most):
     if count >= most:
         assert last >= per - chunks and last > most * LAST_SHARE
     assert even_chunks(1_000_000, 199_728) == 200_000
+
+
+def test_the_staging_worker_copies_on_the_calls_threads(monkeypatch):
+    """A run's ``--threads`` bounds the staging worker's copies too; an API call (None) gets
+    numba's whole pool, whatever the worker ran with before."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numba
+
+    from readalign.engine import cuda_stream
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs numba's pool of 2+")
+    seen = []
+    monkeypatch.setattr(cuda_stream, "_fill", lambda sides, idx, lo: seen.append(
+        numba.get_num_threads()))
+    with ThreadPoolExecutor(1) as worker:
+        for threads in (1, None, 1_000):
+            worker.submit(cuda_stream._fill_on, threads, (), None, 0).result()
+    pool = numba.config.NUMBA_NUM_THREADS
+    assert seen == [1, pool, pool]
+
+
+def test_scored_lanes_are_sized_by_the_cells_they_use():
+    """int16 boundaries take half the bytes of int32 ones; a scoring that needs int32 (scores
+    past int16's span) is sized as such."""
+    from readalign.kernels.scored_quadrant import LOCAL, fits_int16
+
+    from readalign.engine.cuda_scored import lane_bytes
+    from readalign.engine.job import Scores
+
+    small = Scores(LOCAL, np.full(25, 1, np.int32), 5, 6, 1)
+    large = Scores(LOCAL, np.full(25, 400, np.int32), 5, 6, 1)
+    assert fits_int16(LOCAL, 6, 1, 1, 0, 150, 170) and not fits_int16(LOCAL, 6, 1, 400, 0, 150, 170)
+    wide = lane_bytes(150, 170, 16, True)
+    assert lane_bytes(150, 170, 16, True, large) == wide
+    narrow = lane_bytes(150, 170, 16, True, small)
+    assert narrow < wide and wide - narrow == (wide - lane_bytes(150, 170, 16, False)
+                                               - 8 * (150 + 170 + 2)) // 2
