@@ -38,6 +38,8 @@ class Output:
     :meth:`close` finishes every file under its temporary name (so a
     ``--summary-json`` can still fail the run), :meth:`commit` renames them
     into place, :meth:`fail` removes this run's temporary files and nothing else.
+    ``threads`` serve samtools; ``deflate`` threads (default ``threads``) compress the BAM
+    as it is written (:func:`~readalign.pipeline.bgzf.deflate_threads`).
     """
 
     def __init__(self, path: str, sam: bool, sort: bool, threads: int,
