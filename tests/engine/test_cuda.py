@@ -121,6 +121,12 @@ def test_chunks_are_even_with_no_small_remainder(count, most):
     assert per >= 1 and per <= most * (1 + LAST_SHARE) + 1
     if count >= most:
         assert last >= per - chunks and last > most * LAST_SHARE
+
+
+def test_a_million_pairs_run_as_five_even_chunks():
+    """The case that showed the remainder: five chunks of 199,728 pairs and one of 1,360."""
+    from readalign.engine.cuda_stream import even_chunks
+
     assert even_chunks(1_000_000, 199_728) == 200_000
 
 

@@ -239,6 +239,15 @@ def test_prefetch_and_consumer_pass_errors_in_order():
     assert done == [0, 1, 2]
 
 
+def _as_if_on_the_gpu(monkeypatch) -> None:
+    """The run resolves its backend to ``cuda`` and frees no GPU memory (a stand-in aligns)."""
+    from readalign.pipeline import stage
+    from readalign.runtime import backends
+
+    monkeypatch.setattr(backends, "resolve", lambda name: "cuda")
+    monkeypatch.setattr(stage, "_free_gpu_memory", lambda name: None)
+
+
 @pytest.mark.parametrize(("backend", "threads", "loop", "want"),
                          [("cpu", 2, 1, 2), ("cuda", 2, 1, 1), ("cuda", 1, 2, 1)])
 def test_the_align_loop_keeps_every_thread_only_for_the_cpu_kernel(tmp_path, monkeypatch,
@@ -251,14 +260,12 @@ def test_the_align_loop_keeps_every_thread_only_for_the_cpu_kernel(tmp_path, mon
 
     from benchmarks._standin import ungapped_aligner
     from readalign.pipeline import stage
-    from readalign.runtime import backends
 
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("needs numba's pool of 2+")
     monkeypatch.setattr(stage, "GPU_LOOP_THREADS", loop)
     if backend == "cuda":
-        monkeypatch.setattr(backends, "resolve", lambda name: "cuda")
-        monkeypatch.setattr(stage, "_free_gpu_memory", lambda name: None)
+        _as_if_on_the_gpu(monkeypatch)
     fa, reads, cands, _n = simulate(str(tmp_path), 3_000, 100_000, seed=9)
     standin = ungapped_aligner(DEFAULT_PAD)
     seen = []
@@ -283,11 +290,9 @@ def test_stages_take_half_the_threads_while_the_gpu_aligns(tmp_path, monkeypatch
     all of them beside the CPU kernel. (The GPU is stood in for, as above.)"""
     from benchmarks._standin import ungapped_aligner
     from readalign.pipeline import stage
-    from readalign.runtime import backends
 
     if backend == "cuda":
-        monkeypatch.setattr(backends, "resolve", lambda name: "cuda")
-        monkeypatch.setattr(stage, "_free_gpu_memory", lambda name: None)
+        _as_if_on_the_gpu(monkeypatch)
     asked = {}
     real_prefetch, real_consumer = stage.prefetch, stage.Consumer
 
