@@ -225,6 +225,11 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             for i in range(m + 1):
                 cbuf[cbb + i * cbs] = i
         if m == 0:
+            if store:  # an empty read's lane, stuck while its warp traces, reads row 0 of
+                for j in range(n + 1):  # strip 0 and of each quadrant column: keep them defined
+                    rbuf[rbb + j * rbs] = row[rowb + j * rows]
+                    if j % K == 0 and (j < n or j == 0):
+                        cbuf[cbb + (j // K) * clen * cbs] = row[rowb + j * rows]
             d0 = 0 if infix else n
             if max_dist >= 0 and d0 > max_dist:
                 return np.int32(-1), 0

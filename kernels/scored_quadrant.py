@@ -267,6 +267,13 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 cbH[cbb + i * cbs] = top if i == 0 else edge(mode, i, go, ge)
                 cbE[cbb + i * cbs] = neg
         if m == 0:
+            if store:  # an empty read's lane, stuck while its warp traces, reads row 0 of
+                for j in range(n + 1):  # strip 0 and of each quadrant column: keep them defined
+                    rbH[rbb + j * rbs] = rowH[rowb + j * rows]
+                    rbF[rbb + j * rbs] = neg
+                    if j % K == 0 and (j < n or j == 0):
+                        cbH[cbb + (j // K) * clen * cbs] = rowH[rowb + j * rows]
+                        cbE[cbb + (j // K) * clen * cbs] = neg
             if mode == GLOBAL:
                 return np.int32(rowH[rowb + n * rows]), 0, n
             return np.int32(0), 0, 0
