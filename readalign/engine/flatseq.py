@@ -111,6 +111,14 @@ def offsets_of(lengths: np.ndarray) -> np.ndarray:
     return out
 
 
+def pack_all(rows) -> np.ndarray:
+    """Every row of ``rows`` (a packed form with ``offsets``, ``code_dtype`` and ``stage_into``)
+    as codes end to end, with one sentinel after the last."""
+    data = np.empty(rows.offsets[-1] + 1, dtype=rows.code_dtype)
+    rows.stage_into(np.arange(len(rows), dtype=np.int64), 0, rows.offsets, data, translate=True)
+    return data
+
+
 @njit(parallel=True, nogil=True, cache=True)
 def length_bounds(m, n):
     """``(min m, max m, min n, max n)`` in one parallel pass (zeros when empty)."""

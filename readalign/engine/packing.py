@@ -166,9 +166,7 @@ class GridPacked:
     @cached_property
     def data(self) -> np.ndarray:
         """The packed codes (computed on first use)."""
-        data = np.empty(self.offsets[-1] + 1, dtype=self.code_dtype)
-        self.stage_into(np.arange(len(self), dtype=np.int64), 0, self.offsets, data, translate=True)
-        return data
+        return flatseq.pack_all(self)
 
     def __len__(self) -> int:
         return self.lengths.shape[0]

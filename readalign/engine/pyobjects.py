@@ -29,7 +29,7 @@ import numpy as np
 from numba import carray, njit, prange
 
 from ..runtime.host_copy import copy_run
-from .flatseq import offsets_of
+from .flatseq import offsets_of, pack_all
 from .pyrefs import HeaderLook, References, items_of
 from .rawmemory import bytes_at, word
 
@@ -175,9 +175,7 @@ class StringRows:
     @cached_property
     def data(self) -> np.ndarray:
         """The packed codes, one sentinel after the last (computed on first use)."""
-        data = np.empty(self.offsets[-1] + 1, dtype=self.code_dtype)
-        self.stage_into(np.arange(len(self), dtype=np.int64), 0, self.offsets, data, translate=True)
-        return data
+        return pack_all(self)
 
     def __len__(self) -> int:
         return self.lengths.shape[0]
