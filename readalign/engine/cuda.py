@@ -99,7 +99,7 @@ def launch_traceback(pool: DevicePool, seqs: tuple, job: Job, k: int, outs: tupl
     """
     bounds, dist, start, end = outs
     count = dist.shape[0]
-    ops = pool.space("out", total_ops, np.uint32)
+    ops = pool.cleared("out", total_ops, np.uint32)  # lanes write part of their slots; all come back
     nops = pool.space("nops", count, np.int64)
     launch(kernels(k, vote)[1], _blocks(count), THREADS_PER_BLOCK, pool.stream,
            *seqs, job.infix, job.n_code, job.eqx, *bounds, dist, start, end, d_off, ops, nops)

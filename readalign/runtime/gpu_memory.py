@@ -143,6 +143,20 @@ class DevicePool:
         """A device array of at least ``size`` elements, for kernels that do not read its length."""
         return self._array(name, max(int(size), 1), dtype)
 
+    def cleared(self, name: str, size: int, dtype):
+        """:meth:`space` with its first ``size`` elements set to 0 on the pool's stream: for a
+        buffer that kernels fill in part and that is copied back whole (every byte a copy
+        reads is then defined, as compute-sanitizer's initcheck wants)."""
+        arr = self.space(name, size, dtype)
+        nbytes = max(int(size), 1) * arr.dtype.itemsize
+        if simulated():
+            arr[:max(int(size), 1)] = 0
+        else:
+            from numba.cuda.cudadrv import driver
+
+            driver.device_memset(arr, 0, nbytes, stream=self.stream)
+        return arr
+
     def upload(self, name: str, host: np.ndarray):
         """Enqueue the copy of ``host`` into the array ``name``; returns the whole array."""
         dev = self._array(name, max(host.shape[0], 1), host.dtype)
