@@ -120,15 +120,16 @@ def vote_never(done):
     return False
 
 
-def scored_chunk_source(K: int, device_jit=None, vote=vote_alone):
+def scored_chunk_source(K: int, device_jit=None, vote=vote_alone, keyed: bool = False):
     """The Python function of the scored chunk kernel, size ``K``, on ``device_jit``/``vote``.
 
-    ``device_jit`` defaults to numba's ``njit``. :func:`scored_chunk_kernel` compiles
-    it with the CPU's vote; the tests also compile it with :func:`vote_never` and
-    bounds checks, so every lane runs the traceback's loops to their ends as a GPU
-    lane in a live warp does.
+    ``device_jit`` defaults to numba's ``njit``; ``keyed`` as in
+    :func:`.scored_quadrant.build` (the GPU's int16 batches; the tests compare both).
+    :func:`scored_chunk_kernel` compiles it with the CPU's vote; the tests also compile
+    it with :func:`vote_never` and bounds checks, so every lane runs the traceback's loops
+    to their ends as a GPU lane in a live warp does.
     """
-    ns = scored_quadrant.build(device_jit or njit(cache=False), vote, K)
+    ns = scored_quadrant.build(device_jit or njit(cache=False), vote, K, keyed)
     forward = ns.forward
     traceback = ns.traceback
     row_size = ns.row_size

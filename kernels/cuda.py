@@ -160,7 +160,7 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
     where :func:`.scored_quadrant.fits_int16`), else int32. The traceback takes
     either (numba compiles it per boundary type).
     """
-    ns = scored_quadrant.build(cuda.jit(device=True), vote_helper(vote), K)
+    ns = scored_quadrant.build(cuda.jit(device=True), vote_helper(vote), K, keyed=narrow)
     forward = ns.forward
     traceback = ns.traceback
     TILE = scored_quadrant.tile_size(K)

@@ -43,6 +43,7 @@ import numpy as np
 
 from .disk_cache import named_for
 from .quadrant import (
+    FAST_PATH_MAX,
     MV_DIR,
     MV_LEFT,
     MV_UP,
@@ -71,6 +72,14 @@ NEG16 = -(1 << 15)
 INT16_SPAN = 32000
 """How far from 0 every value an int16 row or boundary holds must stay: clear of NEG16,
 also after a gap penalty is taken from it."""
+KEY_BITS = 11
+KEY_COLUMNS = 1 << KEY_BITS
+"""Columns a keyed local sweep can tell apart (above :data:`.quadrant.FAST_PATH_MAX`): it keeps
+each row's best cell as one int32, ``H * KEY_COLUMNS + (KEY_COLUMNS - 1 - j)``, whose maximum
+is the best H at its smallest column. Scores below :data:`INT16_SPAN` keep it inside int32."""
+assert FAST_PATH_MAX < KEY_COLUMNS and INT16_SPAN * KEY_COLUMNS < 2**31
+NO_CELL = KEY_COLUMNS - 1
+"""The key of H 0 at column 0: a row with no positive cell."""
 ST_H = 0
 ST_E = 1
 ST_F = 2
@@ -117,15 +126,21 @@ def tile_size(K: int) -> int:
     return 3 * (K + 1)
 
 
-def build(device_jit, vote_all, K: int) -> SimpleNamespace:
+def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
     """Compile the scored per-pair functions for quadrant size ``K``.
 
     ``vote_all(done)`` is the warp vote (on the CPU: ``done``). The functions
     are named for ``K`` and for this module (``forward_scored_k16``), so cached
     kernels never share a symbol with each other or with :mod:`.quadrant`'s.
+    ``keyed``: local mode keeps each row's best cell as one key (:data:`KEY_COLUMNS`), a
+    multiply-add and a maximum per cell instead of a compare and two selects; only for
+    pairs whose scores stay below :data:`INT16_SPAN` (the GPU's int16 batches). The same
+    cells win either way.
     """
+    tag = f"scored_k{K}" + ("_keyed" if keyed else "")
+
     def device_fn(fn):
-        return device_jit(named_for(fn, f"scored_k{K}"))
+        return device_jit(named_for(fn, tag))
 
     KK = K + 1
     STEPS = 2 * K - 1
@@ -153,8 +168,8 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         """The pass of one strip over every window column, specialised at compile time.
 
         ``local``: floor H at 0 and keep each row's best cell (its first maximum) in
-        ``work``. ``track_last`` (the end-to-end modes' last strip): keep row ``h-1``,
-        the read's last row, and its leftmost maximum. Neither: the inner strips of
+        ``work`` (as a key when ``keyed``). ``track_last`` (the end-to-end modes' last
+        strip): keep row ``h-1``, the read's last row, and its leftmost maximum. Neither: the inner strips of
         the end-to-end modes, which only fill. With ``store`` the strip's top row goes to
         ``rbH``/``rbF`` as the sweep reads it (no second pass over the row) and every K-th
         column to ``cbH``/``cbE``. Hot indices are unsigned, so numba adds no
@@ -184,6 +199,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             nextT = np.int32(t[np.uint64(tb)]) if n > 0 else np.int32(0)
             for j in range(1, n + 1):
                 x = np.uint64(rowb + j * rows)
+                later = np.int32(KEY_COLUMNS - 1 - j)  # the key's column part: smaller j wins
                 aboveH = nextH
                 aboveF = nextF
                 tj = nextT
@@ -203,7 +219,10 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                                    aboveH, aboveF, oe, ge)
                     if local:
                         v = max(v, np.int32(0))
-                        if v > work[3 * K + r]:
+                        if keyed:
+                            work[3 * K + r] = max(work[3 * K + r],
+                                                  np.int32(v * np.int32(KEY_COLUMNS) + later))
+                        elif v > work[3 * K + r]:
                             work[3 * K + r] = v
                             work[4 * K + r] = j
                     if track_last and r == h - 1:
@@ -228,7 +247,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
             return best, best_j, last
 
         name = "local" if local else ("last" if track_last else "fill")
-        return device_jit(named_for(sweep, f"scored_k{K}_{name}"))
+        return device_jit(named_for(sweep, f"{tag}_{name}"))
 
     sweep_local = make_sweep(True, False)
     sweep_fill = make_sweep(False, False)
@@ -289,7 +308,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 work[r] = edge(mode, i0 + r + 1, go, ge)
                 work[K + r] = NEG
                 work[2 * K + r] = np.int32(q[qb + min(i0 + r, m - 1) * qs]) * np.int32(A)
-                work[3 * K + r] = 0
+                work[3 * K + r] = np.int32(NO_CELL) if keyed else np.int32(0)  # H 0, column 0
                 work[4 * K + r] = 0
             edge_h = edge(mode, i0 + h, go, ge)
             cb0 = cbb + (i0 + 1) * cbs
@@ -297,11 +316,14 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 sweep_local(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb, rows, work, h, edge_h,
                             store, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs, neg)
                 for r in range(K):
-                    row_best = work[3 * K + r] + (clip if i0 + r + 1 == m else np.int32(0))
+                    key = work[3 * K + r]
+                    row_h = key >> np.int32(KEY_BITS) if keyed else key
+                    row_best = row_h + (clip if i0 + r + 1 == m else np.int32(0))
                     if r < h and row_best > best:
                         best = row_best
                         bi = i0 + r + 1
-                        bj = work[4 * K + r]
+                        bj = (np.int32(NO_CELL) - (key & np.int32(NO_CELL)) if keyed
+                              else work[4 * K + r])
             elif i0 + h < m:
                 sweep_fill(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb, rows, work, h, edge_h,
                            store, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs, neg)

@@ -57,11 +57,11 @@ def _never(done):
 
 
 @cache
-def _functions(K: int):
-    return (scored_quadrant.build(_plain, _never, K), quadrant.build(_plain, _never, K))
+def _functions(K: int, keyed: bool = False):
+    return (scored_quadrant.build(_plain, _never, K, keyed), quadrant.build(_plain, _never, K))
 
 
-def _scored_reads(K, mode, scoring, q, t) -> list:
+def _scored_reads(K, mode, scoring, q, t, keyed=False) -> list:
     m, n = q.shape[0], t.shape[0]
     sub = scoring.flat()
     A = int(round(sub.shape[0] ** 0.5))
@@ -72,7 +72,7 @@ def _scored_reads(K, mode, scoring, q, t) -> list:
 
     rows, cols = quadrant.boundary_row_size(m, n, K), quadrant.boundary_col_size(m, n, K)
     rbH, rbF, cbH, cbE = arr("rbH", rows), arr("rbF", rows), arr("cbH", cols), arr("cbE", cols)
-    ns = _functions(K)[0]
+    ns = _functions(K, keyed)[0]
     qs, ts = np.append(q, 0), np.append(t, 0)  # a sequence may be empty; nothing past it is read
     go, ge = scoring.gap_open, scoring.gap_extend
     clip = scoring.clip_penalty if mode == scored_quadrant.LOCAL else 0
@@ -111,12 +111,12 @@ def _codes(letters: int):
 
 @settings(max_examples=60, deadline=None)
 @given(data=st.data(), K=st.sampled_from(K_VALUES), mode=st.sampled_from([0, 1, 2]),
-       which=st.integers(0, len(SCORINGS) - 1))
-def test_scored_lanes_read_only_what_their_pair_wrote(data, K, mode, which):
+       which=st.integers(0, len(SCORINGS) - 1), keyed=st.booleans())
+def test_scored_lanes_read_only_what_their_pair_wrote(data, K, mode, which, keyed):
     scoring = SCORINGS[which]
     letters = int(round(scoring.flat().shape[0] ** 0.5))
     q, t = data.draw(_codes(letters)), data.draw(_codes(letters))
-    assert _scored_reads(K, mode, scoring, q, t) == []
+    assert _scored_reads(K, mode, scoring, q, t, keyed) == []
 
 
 @settings(max_examples=60, deadline=None)
