@@ -169,8 +169,8 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
 
         ``local``: floor H at 0 and keep each row's best cell (its first maximum) in
         ``work`` (as a key when ``keyed``). ``track_last`` (the end-to-end modes' last
-        strip): keep row ``h-1``, the read's last row, and its leftmost maximum. Neither: the inner strips of
-        the end-to-end modes, which only fill. With ``store`` the strip's top row goes to
+        strip): keep row ``h-1``, the read's last row, and its leftmost maximum. Neither:
+        the inner strips of the end-to-end modes, which only fill. With ``store`` the strip's top row goes to
         ``rbH``/``rbF`` as the sweep reads it (no second pass over the row) and every K-th
         column to ``cbH``/``cbE``. Hot indices are unsigned, so numba adds no
         negative-index wraparound to them. The row above and the window letter of
