@@ -147,14 +147,14 @@ class DevicePool:
         """:meth:`space` with its first ``size`` elements set to 0 on the pool's stream: for a
         buffer that kernels fill in part and that is copied back whole (every byte a copy
         reads is then defined, as compute-sanitizer's initcheck wants)."""
-        arr = self.space(name, size, dtype)
-        nbytes = max(int(size), 1) * arr.dtype.itemsize
+        count = max(int(size), 1)
+        arr = self.space(name, count, dtype)
         if simulated():
-            arr[:max(int(size), 1)] = 0
+            arr[:count] = 0
         else:
             from numba.cuda.cudadrv import driver
 
-            driver.device_memset(arr, 0, nbytes, stream=self.stream)
+            driver.device_memset(arr, 0, count * arr.dtype.itemsize, stream=self.stream)
         return arr
 
     def upload(self, name: str, host: np.ndarray):
