@@ -68,7 +68,7 @@ def time_kernels(q, t, mode: int, scoring: Scoring, cigar: bool, k: int = 8,
     """
     trace = cigar if trace is None else trace
     from numba import cuda
-    from readalign.kernels.cuda import scored_kernels
+    from readalign.kernels.cuda import scored_kernels, scored_packed_kernels
 
     from readalign.engine import cuda_scored
     from readalign.engine.cuda import device_batches
@@ -111,6 +111,8 @@ def time_kernels(q, t, mode: int, scoring: Scoring, cigar: bool, k: int = 8,
         e1.synchronize()
         times.append(cuda.event_elapsed_time(e0, e1) / 1e3)
     score_k, store_k, tb_k = scored_kernels(k)
+    if cuda_scored.packs(job.scores, m_max, n_max):
+        score_k, store_k = scored_packed_kernels(k)
     fwd_k = store_k if cigar else score_k
     report = {"pairs": count, "cells": int((m * n).sum()),
               "seconds": float(np.median(times))}

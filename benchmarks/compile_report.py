@@ -35,10 +35,14 @@ I32 = int32[::1]
 SEQ = uint8[::1]
 I16 = int16[::1]
 SCORED_FORWARD = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, int64, I16, I16, I16, I16,
-                  int64, int64, I32, I64, I64)
+                  int64, int64, int64, I32, I64, I64)
 """The scored kernels as the GPU runs them on batches whose values fit int16."""
 SCORED_TRACEBACK = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, int64, bool_, I16, I16,
-                    I16, I16, int64, int64, I64, I64, I64, uint32[::1], I64, I64, I64, I64)
+                    I16, I16, int64, int64, int64, I64, I64, I64, uint32[::1], I64, I64, I64, I64)
+U32 = uint32[::1]
+SCORED_PACKED_FORWARD = (SEQ, I64, SEQ, I64, U32, int64, int64, int64, int64, U32, U32, U32, U32,
+                         int64, int64, int64, I32, I64, I64)
+"""The packed local pass (two pairs per thread) as the GPU runs it on DNA batches it admits."""
 EDIT_FORWARD = (SEQ, I64, SEQ, I64, I64, bool_, int64, int64, bool_, I16, I16, int64, int64, I32,
                 I64, I64)
 EDIT_TRACEBACK = (SEQ, I64, SEQ, I64, I64, bool_, int64, bool_, I16, I16, int64, int64, I32, I64,
@@ -60,6 +64,10 @@ def kernels(k: int, cc: tuple[int, int] = (9, 0)) -> dict:
              "packed_forward_swar": (cuda_packed.packed_kernel(k, False).py_func, PACKED_FORWARD,
                                      None)}
     if cc >= (9, 0):
+        packed_fwd, packed_store = kcuda.scored_packed_kernels(k)
+        found["scored_packed_forward"] = (packed_fwd.py_func, SCORED_PACKED_FORWARD, None)
+        found["scored_packed_forward_store"] = (packed_store.py_func, SCORED_PACKED_FORWARD,
+                                                kcuda.CIGAR_MAX_REGISTERS)
         found["packed_forward_dpx"] = (cuda_packed.packed_kernel(k, True).py_func, PACKED_FORWARD,
                                        None)
     return found

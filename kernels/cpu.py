@@ -17,7 +17,7 @@ from functools import cache
 import numpy as np
 from numba import njit
 
-from . import scored_quadrant
+from . import lanes16, scored_packed, scored_quadrant
 from .disk_cache import cache_by_source, named_for
 from .quadrant import build, pair_bounds, pair_spans, tile_size
 
@@ -176,6 +176,90 @@ def scored_chunk_source(K: int, device_jit=None, vote=vote_alone, keyed: bool = 
                 nm[x] = -1
 
     return align_scored_chunk
+
+
+def scored_packed_chunk_source(K: int, device_jit=None, vote=vote_alone):
+    """The scored chunk kernel with the GPU's packed forward pass (:mod:`.scored_packed`):
+    neighbouring pairs of a chunk that :func:`.scored_packed.packs` admits run two at a time
+    in 16-bit halves, their boundaries side by side as on the GPU, and each is traced alone
+    from them; other chunks run as :func:`scored_chunk_source`'s. The tests hold it against
+    that kernel (the CPU backend itself keeps the 32-bit pass).
+    """
+    jit = device_jit or njit(cache=False)
+    forward2 = scored_packed.build(jit, lanes16.signed_ops(jit), K).forward2
+    packs = jit(scored_packed.packs)
+    table = jit(scored_packed.pair_table)
+    ns = scored_quadrant.build(jit, vote, K)
+    traceback = ns.traceback
+    row_size = ns.row_size
+    col_size = ns.col_size
+    plain = jit(scored_chunk_source(K, jit, vote))
+    TILE = scored_quadrant.tile_size(K)
+
+    @jit
+    def finish(z, lane, qz, mz, tz, nz, sz, iz, jz, q, t, mode, sub, A, go, ge, n_code, eqx,
+               with_cigar, bounds, rlen, clen, tile, moves, slot_off, slots, score, q_start,
+               q_end, ref_start, ref_end, n_ops, nm):
+        """Pair ``z``'s results, traced from its half ``lane`` of the shared boundaries."""
+        score[z] = sz
+        q_end[z] = iz
+        ref_end[z] = jz
+        if not with_cigar:
+            q_start[z] = -1
+            ref_start[z] = -1
+            n_ops[z] = 0
+            nm[z] = -1
+            return
+        rbH, rbF, cbH, cbE = bounds
+        si, sj, k_ops, d = traceback(q, qz, 1, mz, t, tz, 1, nz, mode, sub, A, go, ge, n_code,
+                                     eqx, iz, jz, rbH, rbF, lane, 2, rlen, cbH, cbE, lane, 2,
+                                     clen, tile, moves, slots, slot_off[z], 1)
+        q_start[z] = si
+        ref_start[z] = sj
+        n_ops[z] = k_ops
+        nm[z] = d
+
+    def align_packed_chunk(q, qoff, t, toff, order, lo, hi, mode, sub, A, go, ge, clip, n_code,
+                           eqx, with_cigar, slot_off, slots, score, q_start, q_end, ref_start,
+                           ref_end, n_ops, nm):
+        """Align pairs ``order[lo:hi]``, two at a time where they pack."""
+        mmax, nmax = _longest(qoff, toff, order, lo, hi)
+        if not packs(mode, A, sub.max(), sub.min(), go, ge, clip, mmax, nmax):
+            plain(q, qoff, t, toff, order, lo, hi, mode, sub, A, go, ge, clip, n_code, eqx,
+                  with_cigar, slot_off, slots, score, q_start, q_end, ref_start, ref_end, n_ops,
+                  nm)
+            return
+        sub2 = table(sub, A)
+        rowH = np.empty(nmax + 1, np.uint32)
+        rowF = np.empty(nmax + 1, np.uint32)
+        rs = row_size(mmax, nmax, K)
+        cs = col_size(mmax, nmax, K)
+        words = (np.empty(rs, np.uint32), np.empty(rs, np.uint32), np.empty(cs, np.uint32),
+                 np.empty(cs, np.uint32))
+        halves = (words[0].view(np.int16), words[1].view(np.int16), words[2].view(np.int16),
+                  words[3].view(np.int16))
+        work = np.empty(4 * K, np.uint32)
+        tile = np.empty(TILE, np.int32)
+        moves = np.empty(K * K, np.uint8)
+        for x in range(lo, hi, 2):
+            y = min(x + 1, hi - 1)
+            qa, ma, ta, na = _pair(qoff, toff, order[x])
+            qb, mb, tb, nb = _pair(qoff, toff, order[y])
+            rlen = max(na, nb) + 1
+            clen = max(ma, mb) + 1
+            sa, ia, ja, sb, ib, jb = forward2(q, qa, qb, ma, mb, t, ta, tb, na, nb, sub2, A, go,
+                                              ge, clip, with_cigar, rowH, rowF, words[0],
+                                              words[1], 0, 1, rlen, words[2], words[3], 0, 1,
+                                              clen, work)
+            finish(x, 0, qa, ma, ta, na, sa, ia, ja, q, t, mode, sub, A, go, ge, n_code, eqx,
+                   with_cigar, halves, rlen, clen, tile, moves, slot_off, slots, score, q_start,
+                   q_end, ref_start, ref_end, n_ops, nm)
+            if y != x:
+                finish(y, 1, qb, mb, tb, nb, sb, ib, jb, q, t, mode, sub, A, go, ge, n_code,
+                       eqx, with_cigar, halves, rlen, clen, tile, moves, slot_off, slots, score,
+                       q_start, q_end, ref_start, ref_end, n_ops, nm)
+
+    return align_packed_chunk
 
 
 @cache

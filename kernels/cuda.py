@@ -15,9 +15,9 @@ import threading
 from functools import cache
 
 import numpy as np
-from numba import cuda, int16, int32, uint8
+from numba import cuda, int16, int32, uint8, uint32
 
-from . import scored_quadrant
+from . import lanes16, scored_packed, scored_quadrant
 from .disk_cache import cache_by_source, named_for
 from .quadrant import (
     FAST_PATH_MAX,
@@ -146,6 +146,15 @@ def _jit_capped(fn):
     return cuda.jit(fn) if simulated() else cuda.jit(max_registers=CIGAR_MAX_REGISTERS)(fn)
 
 
+@cuda.jit(device=True)
+def fill_shared(dst, src, count):
+    """Copy ``count`` entries of a scoring table into the block's shared ``dst`` (read once per
+    cell)."""
+    for x in range(cuda.threadIdx.x, count, cuda.blockDim.x):
+        dst[x] = src[x]
+    cuda.syncthreads()
+
+
 @cache
 def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
     """The scored kernels (:mod:`.scored_quadrant`) for quadrant size ``K``:
@@ -171,22 +180,15 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
     CELL = int16 if narrow else int32
     NEG = scored_quadrant.NEG16 if narrow else scored_quadrant.NEG
 
-    @cuda.jit(device=True)
-    def fill_shared(dst, sub, A):
-        """Copy the substitution matrix into the block's shared ``dst`` (read once per cell)."""
-        for x in range(cuda.threadIdx.x, A * A, cuda.blockDim.x):
-            dst[x] = sub[x]
-        cuda.syncthreads()
-
     def make_forward(store: bool):
         def scored_forward_kernel(q, qoff, t, toff, mode, sub, A, go, ge, clip, rbH, rbF, cbH,
-                                  cbE, rlen, clen, score, end_i, end_j):
+                                  cbE, rlen, clen, lanes, score, end_i, end_j):
             """Score and end cell of lane ``p``'s pair; its boundaries too (``store``, a
-            constant of the kernel)."""
+            constant of the kernel), lane ``p`` of ``lanes`` (:func:`even_lanes`)."""
             p = cuda.grid(1)
             B = score.shape[0]
             shared = cuda.shared.array(SUB, int32)
-            fill_shared(shared, sub, A)
+            fill_shared(shared, sub, A * A)
             if p >= B:
                 return
             rowH = cuda.local.array(ROW, CELL)
@@ -194,8 +196,8 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
             work = cuda.local.array(WORK, int32)
             qb, m, tb, n = lane_pair(qoff, toff, p)
             sc, ei, ej = forward(q, qb, 1, m, t, tb, 1, n, mode, shared, A, go, ge, clip, store,
-                                 rowH, rowF, 0, 1, rbH, rbF, p, B, rlen, cbH, cbE, p, B, clen,
-                                 work, NEG)
+                                 rowH, rowF, 0, 1, rbH, rbF, p, lanes, rlen, cbH, cbE, p, lanes,
+                                 clen, work, NEG)
             score[p] = sc
             end_i[p] = ei
             end_j[p] = ej
@@ -208,21 +210,21 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
     forward_store = make_forward(True)
 
     def scored_traceback_kernel(q, qoff, t, toff, mode, sub, A, go, ge, n_code, eqx, rbH, rbF,
-                                cbH, cbE, rlen, clen, end_i, end_j, out_off, out, q_start,
+                                cbH, cbE, rlen, clen, lanes, end_i, end_j, out_off, out, q_start,
                                 ref_start, n_ops, nm):
         """CIGAR runs of lane ``p``'s pair into ``out[out_off[p]:]``; its starts and NM."""
         p = cuda.grid(1)
         B = end_i.shape[0]
         shared = cuda.shared.array(SUB, int32)
-        fill_shared(shared, sub, A)
+        fill_shared(shared, sub, A * A)
         if p >= B:
             return
         tile = cuda.local.array(TILE, int32)
         moves = cuda.local.array(MOVES, uint8)
         qb, m, tb, n = lane_pair(qoff, toff, p)
         si, sj, k, d = traceback(q, qb, 1, m, t, tb, 1, n, mode, shared, A, go, ge, n_code, eqx,
-                                 end_i[p], end_j[p], rbH, rbF, p, B, rlen, cbH, cbE, p, B, clen,
-                                 tile, moves, out, out_off[p], 1)
+                                 end_i[p], end_j[p], rbH, rbF, p, lanes, rlen, cbH, cbE, p, lanes,
+                                 clen, tile, moves, out, out_off[p], 1)
         q_start[p] = si
         ref_start[p] = sj
         n_ops[p] = k
@@ -234,6 +236,58 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
     if not simulated():
         for kernel, role in zip(kernels, ("score", "store", "traceback"), strict=True):
             cache_by_source(kernel, "cuda-scored", K, vote, narrow, role)
+    return kernels
+
+
+@cache
+def scored_packed_kernels(K: int):
+    """The packed local forward kernels (:mod:`.scored_packed`) for quadrant size ``K``:
+    ``(forward, forward_store)``, as :func:`scored_kernels`' first two. Thread ``x`` takes
+    lanes ``2x`` and ``2x + 1`` (the last lane of an odd batch twice, its results once); the
+    boundaries are the int16 lanes' arrays seen as words. Hopper's 16x2 instructions (sm_90);
+    under the simulator the plain-arithmetic operations."""
+    device = cuda.jit(device=True)
+    ops = lanes16.signed_ops(device) if simulated() else lanes16.signed_dpx_ops()
+    forward2 = scored_packed.build(device, ops, K).forward2
+    ROW2 = scored_packed.KEY_COLUMNS16
+    WORK2 = 4 * K
+    TABLE = scored_packed.PAIR_TABLE
+
+    def make_forward(store: bool):
+        def scored_forward2_kernel(q, qoff, t, toff, sub2, A, go, ge, clip, rbH, rbF, cbH, cbE,
+                                   rlen, clen, lanes, score, end_i, end_j):
+            """Scores and end cells of lanes ``2x`` and ``2x + 1``; their boundaries too
+            (``store``)."""
+            x = cuda.grid(1)
+            B = score.shape[0]
+            shared = cuda.shared.array(TABLE, uint32)
+            fill_shared(shared, sub2, A * A * (A + 1) * (A + 1))
+            a = 2 * x
+            if a >= B:
+                return
+            b = a + 1 if a + 1 < B else a
+            qa, ma, ta, na = lane_pair(qoff, toff, a)
+            qb, mb, tb, nb = lane_pair(qoff, toff, b)
+            half = lanes // 2
+            sa, ia, ja, sb, ib, jb = forward2(
+                q, qa, qb, ma, mb, t, ta, tb, na, nb, shared, A, go, ge, clip, store,
+                cuda.local.array(ROW2, uint32), cuda.local.array(ROW2, uint32), rbH, rbF, x,
+                half, rlen, cbH, cbE, x, half, clen, cuda.local.array(WORK2, uint32))
+            score[a] = sa
+            end_i[a] = ia
+            end_j[a] = ja
+            if b != a:
+                score[b] = sb
+                end_i[b] = ib
+                end_j[b] = jb
+
+        fn = named_for(scored_forward2_kernel, "store" if store else "score")
+        return _jit_capped(fn) if store else cuda.jit(fn)
+
+    kernels = (make_forward(False), make_forward(True))
+    if not simulated():
+        for kernel, role in zip(kernels, ("score", "store"), strict=True):
+            cache_by_source(kernel, "cuda-scored-packed", K, role)
     return kernels
 
 
@@ -279,6 +333,13 @@ def batch_layout(m_max: int, n_max: int) -> tuple[int, int]:
     1.44x slower than length-sorted lanes on an H100 (benchmarks/RESULTS.md, seventeenth
     session)."""
     return n_max + 1, m_max + 1
+
+
+def even_lanes(count: int) -> int:
+    """Lanes of a scored batch's boundaries (element ``e`` of lane ``p`` at ``e * lanes + p``):
+    ``count`` rounded up to even, so that two neighbouring lanes' int16 elements are one
+    aligned word (:func:`scored_packed_kernels`)."""
+    return count + (count & 1)
 
 
 def boundary_elements(m_max: int, n_max: int, K: int) -> tuple[int, int]:

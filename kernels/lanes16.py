@@ -15,6 +15,12 @@ Three ways to take it, one contract (per half, values in ``0..0x7FFF``):
 
 ``min2(a, b)`` and ``min3(a, b, c)`` are the per-half minima; ``ne2(x)`` is 1 in each half
 where ``x``'s half is not zero, else 0 (the mismatch cost of an XOR of codes).
+
+The scored pass (:mod:`.scored_packed`) holds signed values, so its set is apart:
+:func:`signed_ops` (each half taken out, worked on as an integer and put back: the CPU's and
+the simulator's build) and :func:`signed_dpx_ops` (``add.s16x2``, ``max.s16x2``,
+``max.relu.s16x2``, ``max.u16x2``; sm_90). ``add2`` adds per half modulo 2**16, ``max2`` and
+``relu3`` (the maximum of three and 0) compare the halves as int16, ``umax2`` as uint16.
 """
 
 from __future__ import annotations
@@ -54,27 +60,31 @@ def swar_ops(device_jit) -> SimpleNamespace:
                            name="swar")
 
 
-def dpx_ops() -> SimpleNamespace:
-    """The lane operations as Hopper's 16x2 min instructions (inline PTX; GPU only)."""
+def _ptx_binary(instruction: str):
+    """A numba intrinsic ``f(a, b)`` on two uint32 words: one PTX ``instruction``."""
     from llvmlite import ir
-    from numba import cuda, types
+    from numba import types
     from numba.cuda.extending import intrinsic
 
-    def ptx_binary(instruction: str):
-        @intrinsic
-        def op(typingctx, a, b):
-            sig = types.uint32(types.uint32, types.uint32)
+    @intrinsic
+    def op(typingctx, a, b):
+        sig = types.uint32(types.uint32, types.uint32)
 
-            def codegen(context, builder, signature, args):
-                i32 = ir.IntType(32)
-                asm = ir.InlineAsm(ir.FunctionType(i32, [i32, i32]),
-                                   f"{instruction} $0, $1, $2;", "=r,r,r")
-                return builder.call(asm, args)
-            return sig, codegen
-        return op
+        def codegen(context, builder, signature, args):
+            i32 = ir.IntType(32)
+            asm = ir.InlineAsm(ir.FunctionType(i32, [i32, i32]), f"{instruction} $0, $1, $2;",
+                               "=r,r,r")
+            return builder.call(asm, args)
+        return sig, codegen
+    return op
 
-    smin = ptx_binary("min.s16x2")
-    umin = ptx_binary("min.u16x2")
+
+def dpx_ops() -> SimpleNamespace:
+    """The lane operations as Hopper's 16x2 min instructions (inline PTX; GPU only)."""
+    from numba import cuda
+
+    smin = _ptx_binary("min.s16x2")
+    umin = _ptx_binary("min.u16x2")
 
     @cuda.jit(device=True)
     def min2(a, b):
@@ -89,3 +99,65 @@ def dpx_ops() -> SimpleNamespace:
         return umin(np.uint32(x), ONE2)
 
     return SimpleNamespace(min2=min2, min3=min3, ne2=ne2, name="dpx")
+
+
+def _half(x, shift):
+    """Half ``shift`` (0 or 16) of ``x`` as an int16 value in an int32."""
+    v = np.int32((np.uint32(x) >> np.uint32(shift)) & _LOW16)
+    return np.int32(v - ((v & 0x8000) << 1))
+
+
+def _join(lo, hi):
+    """The word of halves ``lo`` and ``hi`` (each taken modulo 2**16)."""
+    return np.uint32(np.uint32(np.int64(lo) & 0xFFFF) | np.uint32((np.int64(hi) & 0xFFFF) << 16))
+
+
+def signed_ops(device_jit) -> SimpleNamespace:
+    """The signed lane operations in plain integer arithmetic, compiled by ``device_jit``."""
+    half = device_jit(_half)
+    join = device_jit(_join)
+
+    def _add2(a, b):
+        return join(half(a, 0) + half(b, 0), half(a, 16) + half(b, 16))
+
+    def _max2(a, b):
+        return join(max(half(a, 0), half(b, 0)), max(half(a, 16), half(b, 16)))
+
+    def _relu3(a, b, c):
+        return join(max(half(a, 0), half(b, 0), half(c, 0), 0),
+                    max(half(a, 16), half(b, 16), half(c, 16), 0))
+
+    def _umax2(a, b):
+        lo = max(np.uint32(a) & _LOW16, np.uint32(b) & _LOW16)
+        return np.uint32(lo | max(np.uint32(a) >> 16, np.uint32(b) >> 16) << 16)
+
+    return SimpleNamespace(add2=device_jit(_add2), max2=device_jit(_max2),
+                           relu3=device_jit(_relu3), umax2=device_jit(_umax2), name="int")
+
+
+def signed_dpx_ops() -> SimpleNamespace:
+    """The signed lane operations as Hopper's 16x2 instructions (inline PTX; GPU only)."""
+    from numba import cuda
+
+    add = _ptx_binary("add.s16x2")
+    smax = _ptx_binary("max.s16x2")
+    relu = _ptx_binary("max.relu.s16x2")
+    umax = _ptx_binary("max.u16x2")
+
+    @cuda.jit(device=True)
+    def add2(a, b):
+        return add(np.uint32(a), np.uint32(b))
+
+    @cuda.jit(device=True)
+    def max2(a, b):
+        return smax(np.uint32(a), np.uint32(b))
+
+    @cuda.jit(device=True)
+    def relu3(a, b, c):
+        return relu(smax(np.uint32(a), np.uint32(b)), np.uint32(c))
+
+    @cuda.jit(device=True)
+    def umax2(a, b):
+        return umax(np.uint32(a), np.uint32(b))
+
+    return SimpleNamespace(add2=add2, max2=max2, relu3=relu3, umax2=umax2, name="dpx")

@@ -13,12 +13,15 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..kernels import scored_packed
 from ..kernels.cuda import (
     batch_layout,
     compact_runs,
+    even_lanes,
     launch,
     scored_boundary_elements,
     scored_kernels,
+    scored_packed_kernels,
 )
 from ..kernels.scored_quadrant import fits_int16
 from ..runtime.gpu_memory import DevicePool, download
@@ -35,6 +38,24 @@ def _narrow(sc, m_max: int, n_max: int) -> bool:
                       n_max)
 
 
+PACKED = True
+"""Whether batches that admit it take the packed local pass (False: the 32-bit pass for every
+batch, the benchmarks' ablation)."""
+
+
+def packs(sc, m_max: int, n_max: int) -> bool:
+    """Whether a batch takes the packed local pass, two pairs per thread
+    (:func:`~readalign.kernels.scored_packed.packs`)."""
+    return PACKED and _narrow(sc, m_max, n_max) and scored_packed.packs(
+        sc.mode, sc.size, int(sc.sub.max()), int(sc.sub.min()), sc.gap_open, sc.gap_extend,
+        sc.clip, m_max, n_max)
+
+
+@functools.lru_cache(maxsize=16)
+def _pair_table(sub: bytes, size: int) -> np.ndarray:
+    return scored_packed.pair_table(np.frombuffer(sub, np.int32), size)
+
+
 def lane_bytes(m_max: int, n_max: int, k: int, with_cigar: bool, scores=None) -> int:
     """Device bytes one lane of a scored batch needs: CIGAR slots, sequences, and boundaries
     (two arrays each way) of int16 where ``scores`` (a job's) fit them, else of int32."""
@@ -48,25 +69,36 @@ def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m
                    n_max: int) -> tuple:
     """Enqueue the scored forward kernel; returns ``(boundaries, score, end_i, end_j)`` on the device.
 
-    ``boundaries`` are ``(rbH, rbF, cbH, cbE, rlen, clen)`` (:func:`~readalign.kernels.cuda.batch_layout`).
+    ``boundaries`` are ``(rbH, rbF, cbH, cbE, rlen, clen, lanes)``
+    (:func:`~readalign.kernels.cuda.batch_layout`, :func:`~readalign.kernels.cuda.even_lanes`).
     They and the working row are int16 where the batch's values provably fit
-    (:func:`~readalign.kernels.scored_quadrant.fits_int16`), else int32."""
+    (:func:`~readalign.kernels.scored_quadrant.fits_int16`), else int32. Batches that
+    :func:`packs` admits run two pairs per thread."""
     sc = job.scores
     narrow = _narrow(sc, m_max, n_max)
     cell = np.int16 if narrow else np.int32
     rows, cols = scored_boundary_elements(m_max, n_max, k) if job.with_cigar else (1, 1)
-    bufs = tuple(pool.space(name + cell.__name__, size * count, cell)
-                 for name, size in (("rbH", rows), ("rbF", rows), ("cbH", cols), ("cbE", cols))
-                 ) + batch_layout(m_max, n_max)
+    lanes = even_lanes(count)
+    arrays = tuple(pool.space(name + cell.__name__, size * lanes, cell)
+                   for name, size in (("rbH", rows), ("rbF", rows), ("cbH", cols), ("cbE", cols)))
+    layout = (*batch_layout(m_max, n_max), lanes)
     score = pool.get("score", count, np.int32)
     end_i = pool.get("end_i", count, np.int64)
     end_j = pool.get("end_j", count, np.int64)
     *seqs, sub = dev
-    kernel = scored_kernels(k, narrow=narrow)[1 if job.with_cigar else 0]
-    launch(kernel, _blocks(count), THREADS_PER_BLOCK, pool.stream,
-           *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, sc.clip, *bufs,
-           score, end_i, end_j)
-    return bufs, score, end_i, end_j
+    role = 1 if job.with_cigar else 0
+    if packs(sc, m_max, n_max):
+        table = pool.constant("sub2", _pair_table(sc.sub.astype(np.int32).tobytes(), sc.size))
+        words = tuple(a[:size * lanes].view(np.uint32)
+                      for a, size in zip(arrays, (rows, rows, cols, cols), strict=True))
+        launch(scored_packed_kernels(k)[role], _blocks((count + 1) // 2), THREADS_PER_BLOCK,
+               pool.stream, *seqs, table, sc.size, sc.gap_open, sc.gap_extend, sc.clip, *words,
+               *layout, score, end_i, end_j)
+    else:
+        launch(scored_kernels(k, narrow=narrow)[role], _blocks(count), THREADS_PER_BLOCK,
+               pool.stream, *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, sc.clip,
+               *arrays, *layout, score, end_i, end_j)
+    return arrays + layout, score, end_i, end_j
 
 
 def launch_traceback(pool: DevicePool, dev: tuple, job: Job, k: int, fwd: tuple, d_off,

@@ -111,7 +111,38 @@ def same_inputs(reads: list, windows: list) -> None:
         same(readalign.align(q, t, backend="cuda", **args), cpu, f"dna {label}")
 
 
+PACKED_PAIRS = [0]
+"""Pairs the packed local pass (two per thread) aligned in this run."""
+
+
+def count_packed_pairs() -> None:
+    """Count the pairs of every forward launch that takes the packed pass."""
+    from readalign.engine import cuda_scored
+
+    launch = cuda_scored.launch_forward
+
+    def counted(pool, dev, job, k, count, m_max, n_max):
+        if cuda_scored.packs(job.scores, m_max, n_max):
+            PACKED_PAIRS[0] += count
+        return launch(pool, dev, job, k, count, m_max, n_max)
+
+    cuda_scored.launch_forward = counted
+
+
+def packed_pairs(reads: list, windows: list) -> None:
+    """Local DNA pairs of at most 250 bases, the packed pass's batches, against the CPU."""
+    short = [i for i, (r, w) in enumerate(zip(reads, windows, strict=True))
+             if len(r) <= 250 and len(w) <= 250]
+    q, t = [reads[i] for i in short], [windows[i] for i in short]
+    for scoring in (readalign.Scoring(1, 4, 6, 1), readalign.Scoring(1, 4, 6, 1, clip_penalty=5)):
+        for k in (8, 16):
+            args = dict(mode="local", scoring=scoring, k=k)
+            same(readalign.align(q, t, backend="cuda", **args),
+                 readalign.align(q, t, backend="cpu", **args), f"packed {scoring} k={k}")
+
+
 def main(count: int, max_len: int) -> None:
+    count_packed_pairs()
     rng = np.random.default_rng(13)
     reads, windows = dna_pairs(rng, count, max_len)
     if max_len >= 200:
@@ -137,6 +168,7 @@ def main(count: int, max_len: int) -> None:
                     assert bad.size == 0, (f"parasail {values} {mode}", bad[:5])
                     checked += int(both.sum())
     same_inputs(reads, windows)
+    packed_pairs(reads, windows)
     clipped = readalign.Scoring(1, 4, 6, 1, clip_penalty=5)  # the BAM stage's default (sr)
     for k in (8, 16):
         gpu = readalign.align(reads, windows, mode="local", scoring=clipped, backend="cuda", k=k)
@@ -150,7 +182,7 @@ def main(count: int, max_len: int) -> None:
         same(gpu, cpu, f"protein {mode}")
     print(f"scored alignments identical on CPU and GPU ({len(reads)} DNA pairs, "
           f"{len(preads)} protein pairs, lengths 0-{max_len}); "
-          f"{checked} DNA scores equal parasail's")
+          f"{checked} DNA scores equal parasail's; {PACKED_PAIRS[0]} pairs took the packed pass")
 
 
 if __name__ == "__main__":

@@ -235,6 +235,7 @@ def test_cuda_simulator_equals_cpu():
     """The scored CUDA kernels under numba's simulator give the CPU's results, pair for pair."""
     out = under_simulator(str(REPO / "tests" / "engine" / "scored_gpu_check.py"), "40", "70")
     assert "identical on CPU and GPU" in out
+    assert int(re.search(r"(\d+) pairs took the packed pass", out).group(1)) > 0
 
 
 @pytest.mark.gpu
@@ -244,6 +245,7 @@ def test_gpu_equals_cpu_on_many_mixed_pairs():
                           "200000", "300"], capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "identical on CPU and GPU" in out.stdout
+    assert int(re.search(r"(\d+) pairs took the packed pass", out.stdout).group(1)) > 0
 
 
 def _assert_in_int16_span(q, t, sub, go, ge, mode, clip):

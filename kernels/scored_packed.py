@@ -1,0 +1,263 @@
+"""Scored local alignment of two pairs at once, 16 bits per cell: the packed forward pass.
+
+The forward pass of :mod:`.scored_quadrant` (local mode) over words that hold one cell of
+each of two pairs, the first pair in the low half and the second in the high half
+(:mod:`.lanes16`'s signed operations). Per two cells the inner loop is a substitution
+lookup, Gotoh's three maxima with their gap penalties and a best-cell key: on Hopper
+``add.s16x2``/``max.s16x2``/``max.relu.s16x2``/``max.u16x2``, about as many instructions
+as the 32-bit pass spends on one cell, and one word of working row for two cells.
+
+The two pairs are neighbouring lanes of a batch, so their boundaries sit side by side in
+the batch-wide layout (``e * lanes + p``): one 32-bit store keeps both, and the
+traceback of :mod:`.scored_quadrant` reads them per lane as int16, unchanged.
+
+**Pairs of different shapes.** A thread computes both pairs over the larger read and the
+larger window. Cells inside a pair's own matrix depend only on cells inside it, so
+they equal the 32-bit pass's. Rows past a read's end are never read. Columns past a
+window's end score :data:`PAD` against every letter, and a key drops their H
+(``ragged`` sweep), so no such cell can be a pair's best. Boundaries past a pair's
+matrix are written but never read.
+
+**Where it applies** (:func:`packs`): local mode, an alphabet of at most
+:data:`PACK_ALPHABET` letters (DNA), windows shorter than :data:`KEY_COLUMNS16` and scores
+that stay below it, so that ``H * 256 + (255 - j)``, the best-cell key of
+:mod:`.scored_quadrant` in 16 bits, fits each half; penalties and substitution scores within
+:data:`SPAN`, so that no half leaves int16 (16-bit adds wrap). The packed rows' minus
+infinity is :data:`NEG_P`, which loses every maximum as :data:`.scored_quadrant.NEG16` does,
+so the traceback's moves, and every result, are the 32-bit pass's.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from .disk_cache import named_for
+from .scored_quadrant import LOCAL
+
+PACK_ALPHABET = 5
+"""Most letters of a packed scoring (DNA's ACGTN): the table of letter pairs against letter
+pairs (:func:`pair_table`) has ``A * A * (A + 1) ** 2`` words."""
+PAIR_TABLE = PACK_ALPHABET * PACK_ALPHABET * (PACK_ALPHABET + 1) ** 2
+KEY_COLUMNS16 = 256
+"""Columns a 16-bit key tells apart, and the bound on every H it holds."""
+SPAN = 16000
+"""Bound on penalties and on substitution scores (as :data:`NEG_P` minus a gap extension
+must stay inside int16)."""
+NEG_P = -16384
+"""Minus infinity of the packed rows: below every E and F of local mode (at least
+``-(go + ge)``) and still inside int16 after one more gap extension."""
+PAD = NEG_P
+"""Substitution score of any read letter against a column past the window's end."""
+NO_CELL2 = np.uint32(0x00FF00FF)
+"""Both halves' key of H 0 at column 0 (a row with no positive cell)."""
+ONE2 = np.uint32(0x00010001)
+_LOW = np.uint32(0xFFFF)
+_HIGH = np.uint32(0xFFFF0000)
+_NONE = np.uint32(0)
+
+
+def packs(mode: int, alphabet: int, best_sub: int, worst_sub: int, go: int, ge: int,
+          clip: int, m_max: int, n_max: int) -> bool:
+    """Whether pairs up to ``m_max`` x ``n_max`` can take the packed pass (module docstring).
+
+    Every H is at most ``clip`` (row 0) plus the best substitution per aligned pair.
+    """
+    return (mode == LOCAL and alphabet <= PACK_ALPHABET and n_max < KEY_COLUMNS16
+            and max(best_sub, 0) * min(m_max, n_max) + clip < KEY_COLUMNS16
+            and worst_sub > -SPAN and go + 2 * ge < SPAN)
+
+
+def pair_table(sub: np.ndarray, alphabet: int) -> np.ndarray:
+    """Substitution scores of two pairs in one word, for every read-letter pair against every
+    window-letter pair: entry ``(qa * A + qb) * (A + 1) ** 2 + ta * (A + 1) + tb`` holds
+    ``sub[qa * A + ta]`` in its low half and ``sub[qb * A + tb]`` in its high half, :data:`PAD`
+    where the window letter is ``A`` (past the window's end). Plain loops, so numba compiles
+    it too."""
+    a = alphabet
+    a1 = a + 1
+    out = np.empty(a * a * a1 * a1, np.uint32)
+    for qa in range(a):
+        for qb in range(a):
+            for ta in range(a1):
+                for tb in range(a1):
+                    low = sub[qa * a + ta] if ta < a else PAD
+                    high = sub[qb * a + tb] if tb < a else PAD
+                    out[((qa * a + qb) * a1 + ta) * a1 + tb] = np.uint32(
+                        (np.int64(low) & 0xFFFF) | ((np.int64(high) & 0xFFFF) << 16))
+    return out
+
+
+def build(device_jit, ops, K: int) -> SimpleNamespace:
+    """Compile the packed local forward pass for quadrant size ``K`` with ``ops``
+    (:func:`.lanes16.signed_ops` or :func:`.lanes16.signed_dpx_ops`): ``forward2``."""
+    add2 = ops.add2
+    max2 = ops.max2
+    relu3 = ops.relu3
+    umax2 = ops.umax2
+    tag = f"scored2_k{K}_{ops.name}"
+
+    @device_jit
+    def join(lo, hi):
+        return np.uint32(np.uint32(np.int64(lo) & 0xFFFF) | np.uint32((np.int64(hi) & 0xFFFF) << 16))
+
+    @device_jit
+    def column(t, ta, tb, na, nb, A, j):
+        """The table column of window letters ``j`` (1-based) of both windows; ``A`` past an end."""
+        ca = np.uint32(t[np.uint64(ta + j - 1)]) if j <= na else np.uint32(A)
+        cb = np.uint32(t[np.uint64(tb + j - 1)]) if j <= nb else np.uint32(A)
+        return np.uint32(ca * np.uint32(A + 1) + cb)
+
+    def make_sweep(ragged: bool, store: bool):
+        """One strip over every window column. ``ragged``: the windows differ in length, so
+        each column's keys keep only the halves whose window it is in. With ``store`` the
+        strip's top row and every K-th column go to the boundaries, as in
+        :mod:`.scored_quadrant`'s sweep."""
+        def sweep2(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, rowH, rowF, work, h, neg2,
+                   rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, col_stride):
+            diag = np.uint32(rowH[0])
+            rbj = np.uint64(rb0)
+            step = np.uint64(rbs)
+            cstep = np.uint64(cbs)
+            if store:
+                rbH[rbj] = diag
+                rbF[rbj] = rowF[0]
+            rowH[0] = np.uint32(0)
+            rowF[0] = neg2
+            first = min(1, N)
+            nextH = np.uint32(rowH[first])
+            nextF = np.uint32(rowF[first])
+            nextC = column(t, ta, tb, na, nb, A, 1)
+            keep = np.uint32(0xFFFFFFFF)
+            for j in range(1, N + 1):
+                later = np.uint32(np.uint32(KEY_COLUMNS16 - 1 - j) * ONE2)
+                if ragged:
+                    keep = np.uint32((_LOW if j <= na else _NONE) | (_HIGH if j <= nb else _NONE))
+                aboveH = nextH
+                aboveF = nextF
+                col = nextC
+                ahead = min(j + 1, N)  # the next column's loads, issued a column early
+                nextH = np.uint32(rowH[ahead])
+                nextF = np.uint32(rowF[ahead])
+                nextC = column(t, ta, tb, na, nb, A, ahead)
+                if store:
+                    rbj += step
+                    rbH[rbj] = aboveH
+                    rbF[rbj] = aboveF
+                pd = diag
+                diag = aboveH
+                for r in range(K):
+                    leftH = work[r]
+                    e = max2(add2(leftH, oe2), add2(work[K + r], ge2))
+                    f = max2(add2(aboveH, oe2), add2(aboveF, ge2))
+                    v = relu3(add2(pd, sub2[np.uint32(work[2 * K + r] + col)]), e, f)
+                    x = np.uint32(v & keep) if ragged else v
+                    work[3 * K + r] = umax2(work[3 * K + r],
+                                            np.uint32(np.uint32(x << 8) + later))
+                    pd = leftH
+                    work[r] = v
+                    work[K + r] = e
+                    aboveH = v
+                    aboveF = f
+                rowH[j] = aboveH
+                rowF[j] = aboveF
+                if store and j % K == 0 and j < N:
+                    cb = np.uint64(cb0 + (j // K) * col_stride)
+                    for r in range(K):
+                        if r < h:
+                            cbH[cb] = work[r]
+                            cbE[cb] = work[K + r]
+                        cb += cstep
+
+        kind = ("ragged" if ragged else "even") + ("_store" if store else "")
+        return device_jit(named_for(sweep2, f"{tag}_{kind}"))
+
+    even_fill = make_sweep(False, False)
+    ragged_fill = make_sweep(True, False)
+    even_store = make_sweep(False, True)
+    ragged_store = make_sweep(True, True)
+
+    @device_jit
+    def best_of_rows(work, i0, m, clip, shift, best, bi, bj):
+        """The best cell so far of one half (``shift`` 0 or 16) after a strip: rows past the
+        read's end do not count; the read's last row earns the clip bonus."""
+        for r in range(K):
+            key = np.int32((np.uint32(work[3 * K + r]) >> np.uint32(shift)) & _LOW)
+            row_best = (key >> 8) + (clip if i0 + r + 1 == m else np.int32(0))
+            if i0 + r < m and row_best > best:
+                best = row_best
+                bi = i0 + r + 1
+                bj = np.int32(KEY_COLUMNS16 - 1) - (key & np.int32(KEY_COLUMNS16 - 1))
+        return best, bi, bj
+
+    def forward2(q, qa, qb, ma, mb, t, ta, tb, na, nb, sub2, A, go, ge, clip, store, rowH,
+                 rowF, rbH, rbF, rbb, rbs, rlen, cbH, cbE, cbb, cbs, clen, work):
+        """Local scores and end cells of pairs ``(q[qa:qa+ma], t[ta:ta+na])`` and
+        ``(q[qb:qb+mb], t[tb:tb+nb])``: ``(score_a, i_a, j_a, score_b, i_b, j_b)``, as
+        :mod:`.scored_quadrant`'s ``forward`` returns each.
+
+        ``sub2`` is :func:`pair_table`'s; ``rowH``/``rowF`` hold one row (words), ``work`` 4K
+        words: the strip's column of H and of E, its letter pairs' table rows and its rows'
+        best-cell keys. Boundaries are words (one per element of both lanes) at
+        ``rbb + e * rbs``, as :mod:`.scored_quadrant` lays out one lane's (when ``store``).
+        """
+        M = max(ma, mb)
+        N = max(na, nb)
+        A1 = np.uint32(A + 1)
+        oe2 = join(-(go + ge), -(go + ge))
+        ge2 = join(-ge, -ge)
+        neg2 = join(NEG_P, NEG_P)
+        top2 = join(clip, clip)
+        clip = np.int32(clip)
+        for j in range(N + 1):
+            rowH[j] = top2
+            rowF[j] = neg2
+        if store:
+            for i in range(M + 1):
+                cbH[np.uint64(cbb + i * cbs)] = top2 if i == 0 else np.uint32(0)
+                cbE[np.uint64(cbb + i * cbs)] = neg2
+            for b in range(1, max((N + K - 1) // K, 1)):  # row 0 of each quadrant column:
+                cbH[np.uint64(cbb + b * clen * cbs)] = top2  # an empty read's lane reads it
+                cbE[np.uint64(cbb + b * clen * cbs)] = neg2
+            if M == 0:
+                for j in range(N + 1):
+                    rbH[np.uint64(rbb + j * rbs)] = top2
+                    rbF[np.uint64(rbb + j * rbs)] = neg2
+        best_a = np.int32(0)
+        best_b = np.int32(0)
+        ia = 0
+        ja = 0
+        ib = 0
+        jb = 0
+        for s in range((M + K - 1) // K):
+            i0 = s * K
+            h = min(K, M - i0)
+            for r in range(K):
+                work[r] = np.uint32(0)
+                work[K + r] = neg2
+                ca = np.uint32(q[np.uint64(qa + min(i0 + r, ma - 1))]) if ma > 0 else 0
+                cb = np.uint32(q[np.uint64(qb + min(i0 + r, mb - 1))]) if mb > 0 else 0
+                work[2 * K + r] = np.uint32((ca * np.uint32(A) + cb) * A1 * A1)
+                work[3 * K + r] = NO_CELL2
+            rb0 = rbb + s * rlen * rbs
+            cb0 = cbb + (i0 + 1) * cbs
+            if na == nb and store:
+                even_store(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, rowH, rowF, work, h, neg2,
+                           rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs)
+            elif na == nb:
+                even_fill(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, rowH, rowF, work, h, neg2,
+                          rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs)
+            elif store:
+                ragged_store(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, rowH, rowF, work, h, neg2,
+                             rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs)
+            else:
+                ragged_fill(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, rowH, rowF, work, h, neg2,
+                            rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs)
+            best_a, ia, ja = best_of_rows(work, i0, ma, clip, 0, best_a, ia, ja)
+            best_b, ib, jb = best_of_rows(work, i0, mb, clip, 16, best_b, ib, jb)
+        score_a = np.int32(best_a - 2 * clip) if ma > 0 else np.int32(0)
+        score_b = np.int32(best_b - 2 * clip) if mb > 0 else np.int32(0)
+        return score_a, ia, ja, score_b, ib, jb
+
+    return SimpleNamespace(forward2=device_jit(named_for(forward2, tag)), K=K)
