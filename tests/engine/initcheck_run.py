@@ -3,7 +3,8 @@
     compute-sanitizer --tool initcheck python tests/engine/initcheck_run.py
 
 The BAM pipeline with both presets, the scored API in every mode (with CIGARs and scores
-alone, DNA with empty sequences and protein), edit distance with CIGARs in both modes, and
+alone, DNA with empty sequences and protein; the local DNA batches, windows below 256 bases,
+take the packed pass of ``kernels/scored_packed.py``), edit distance with CIGARs in both modes, and
 distances alone. Every device byte a kernel reads, and every byte copied back, must have
 been written in the same call.
 """
