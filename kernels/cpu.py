@@ -120,6 +120,34 @@ def vote_never(done):
     return False
 
 
+def _scored_finisher(jit, traceback):
+    """The compiled step that writes pair ``z``'s results: its forward pass's score and end
+    cell and, with CIGARs, its traceback from the boundaries ``bounds`` (``rbH, rbF, cbH,
+    cbE``; its elements at ``base + e * stride``)."""
+    def finish(z, qz, mz, tz, nz, sz, iz, jz, q, t, mode, sub, A, go, ge, n_code, eqx,
+               with_cigar, bounds, base, stride, rlen, clen, tile, moves, slot_off, slots, score,
+               q_start, q_end, ref_start, ref_end, n_ops, nm):
+        score[z] = sz
+        q_end[z] = iz
+        ref_end[z] = jz
+        if not with_cigar:
+            q_start[z] = -1
+            ref_start[z] = -1
+            n_ops[z] = 0
+            nm[z] = -1
+            return
+        rbH, rbF, cbH, cbE = bounds
+        si, sj, k_ops, d = traceback(q, qz, 1, mz, t, tz, 1, nz, mode, sub, A, go, ge, n_code,
+                                     eqx, iz, jz, rbH, rbF, base, stride, rlen, cbH, cbE, base,
+                                     stride, clen, tile, moves, slots, slot_off[z], 1)
+        q_start[z] = si
+        ref_start[z] = sj
+        n_ops[z] = k_ops
+        nm[z] = d
+
+    return jit(finish)
+
+
 def scored_chunk_source(K: int, device_jit=None, vote=vote_alone, keyed: bool = False):
     """The Python function of the scored chunk kernel, size ``K``, on ``device_jit``/``vote``.
 
@@ -129,9 +157,10 @@ def scored_chunk_source(K: int, device_jit=None, vote=vote_alone, keyed: bool = 
     it with :func:`vote_never` and bounds checks, so every lane runs the traceback's loops
     to their ends as a GPU lane in a live warp does.
     """
-    ns = scored_quadrant.build(device_jit or njit(cache=False), vote, K, keyed)
+    jit = device_jit or njit(cache=False)
+    ns = scored_quadrant.build(jit, vote, K, keyed)
     forward = ns.forward
-    traceback = ns.traceback
+    finish = _scored_finisher(jit, ns.traceback)
     row_size = ns.row_size
     col_size = ns.col_size
     TILE = scored_quadrant.tile_size(K)
@@ -145,35 +174,19 @@ def scored_chunk_source(K: int, device_jit=None, vote=vote_alone, keyed: bool = 
         rowF = np.empty(nmax + 1, np.int32)
         rs = row_size(mmax, nmax, K) if with_cigar else 1
         cs = col_size(mmax, nmax, K) if with_cigar else 1
-        rbH = np.empty(rs, np.int32)
-        rbF = np.empty(rs, np.int32)
-        cbH = np.empty(cs, np.int32)
-        cbE = np.empty(cs, np.int32)
+        bounds = (np.empty(rs, np.int32), np.empty(rs, np.int32), np.empty(cs, np.int32),
+                  np.empty(cs, np.int32))
         work = np.empty(5 * K, np.int32)
         tile = np.empty(TILE, np.int32)
         moves = np.empty(K * K, np.uint8)
         for x in range(lo, hi):
             qb, m, tb, n = _pair(qoff, toff, order[x])
             sc, ei, ej = forward(q, qb, 1, m, t, tb, 1, n, mode, sub, A, go, ge, clip, with_cigar,
-                                 rowH, rowF, 0, 1, rbH, rbF, 0, 1, n + 1, cbH, cbE, 0, 1,
-                                 m + 1, work, scored_quadrant.NEG)
-            score[x] = sc
-            q_end[x] = ei
-            ref_end[x] = ej
-            if with_cigar:
-                si, sj, k_ops, d = traceback(q, qb, 1, m, t, tb, 1, n, mode, sub, A, go, ge,
-                                             n_code, eqx, ei, ej, rbH, rbF, 0, 1, n + 1, cbH,
-                                             cbE, 0, 1, m + 1, tile, moves, slots, slot_off[x],
-                                             1)
-                q_start[x] = si
-                ref_start[x] = sj
-                n_ops[x] = k_ops
-                nm[x] = d
-            else:
-                q_start[x] = -1
-                ref_start[x] = -1
-                n_ops[x] = 0
-                nm[x] = -1
+                                 rowH, rowF, 0, 1, bounds[0], bounds[1], 0, 1, n + 1, bounds[2],
+                                 bounds[3], 0, 1, m + 1, work, scored_quadrant.NEG)
+            finish(x, qb, m, tb, n, sc, ei, ej, q, t, mode, sub, A, go, ge, n_code, eqx,
+                   with_cigar, bounds, 0, 1, n + 1, m + 1, tile, moves, slot_off, slots, score,
+                   q_start, q_end, ref_start, ref_end, n_ops, nm)
 
     return align_scored_chunk
 
@@ -190,34 +203,11 @@ def scored_packed_chunk_source(K: int, device_jit=None, vote=vote_alone):
     packs = jit(scored_packed.packs)
     table = jit(scored_packed.pair_table)
     ns = scored_quadrant.build(jit, vote, K)
-    traceback = ns.traceback
+    finish = _scored_finisher(jit, ns.traceback)
     row_size = ns.row_size
     col_size = ns.col_size
     plain = jit(scored_chunk_source(K, jit, vote))
     TILE = scored_quadrant.tile_size(K)
-
-    @jit
-    def finish(z, lane, qz, mz, tz, nz, sz, iz, jz, q, t, mode, sub, A, go, ge, n_code, eqx,
-               with_cigar, bounds, rlen, clen, tile, moves, slot_off, slots, score, q_start,
-               q_end, ref_start, ref_end, n_ops, nm):
-        """Pair ``z``'s results, traced from its half ``lane`` of the shared boundaries."""
-        score[z] = sz
-        q_end[z] = iz
-        ref_end[z] = jz
-        if not with_cigar:
-            q_start[z] = -1
-            ref_start[z] = -1
-            n_ops[z] = 0
-            nm[z] = -1
-            return
-        rbH, rbF, cbH, cbE = bounds
-        si, sj, k_ops, d = traceback(q, qz, 1, mz, t, tz, 1, nz, mode, sub, A, go, ge, n_code,
-                                     eqx, iz, jz, rbH, rbF, lane, 2, rlen, cbH, cbE, lane, 2,
-                                     clen, tile, moves, slots, slot_off[z], 1)
-        q_start[z] = si
-        ref_start[z] = sj
-        n_ops[z] = k_ops
-        nm[z] = d
 
     def align_packed_chunk(q, qoff, t, toff, order, lo, hi, mode, sub, A, go, ge, clip, n_code,
                            eqx, with_cigar, slot_off, slots, score, q_start, q_end, ref_start,
@@ -251,12 +241,12 @@ def scored_packed_chunk_source(K: int, device_jit=None, vote=vote_alone):
                                               ge, clip, with_cigar, rowH, rowF, words[0],
                                               words[1], 0, 1, rlen, words[2], words[3], 0, 1,
                                               clen, work)
-            finish(x, 0, qa, ma, ta, na, sa, ia, ja, q, t, mode, sub, A, go, ge, n_code, eqx,
-                   with_cigar, halves, rlen, clen, tile, moves, slot_off, slots, score, q_start,
-                   q_end, ref_start, ref_end, n_ops, nm)
+            finish(x, qa, ma, ta, na, sa, ia, ja, q, t, mode, sub, A, go, ge, n_code, eqx,
+                   with_cigar, halves, 0, 2, rlen, clen, tile, moves, slot_off, slots, score,
+                   q_start, q_end, ref_start, ref_end, n_ops, nm)
             if y != x:
-                finish(y, 1, qb, mb, tb, nb, sb, ib, jb, q, t, mode, sub, A, go, ge, n_code,
-                       eqx, with_cigar, halves, rlen, clen, tile, moves, slot_off, slots, score,
+                finish(y, qb, mb, tb, nb, sb, ib, jb, q, t, mode, sub, A, go, ge, n_code, eqx,
+                       with_cigar, halves, 1, 2, rlen, clen, tile, moves, slot_off, slots, score,
                        q_start, q_end, ref_start, ref_end, n_ops, nm)
 
     return align_packed_chunk

@@ -29,6 +29,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from .disk_cache import named_for
+
 ONE2 = np.uint32(0x00010001)
 """1 in each half."""
 
@@ -60,10 +62,11 @@ def swar_ops(device_jit) -> SimpleNamespace:
                            name="swar")
 
 
-def _ptx_binary(instruction: str):
-    """A numba intrinsic ``f(a, b)`` on two uint32 words: one PTX ``instruction``."""
+def _ptx_word_op(instruction: str):
+    """A GPU device function ``f(a, b)`` on two words (taken as uint32): one PTX
+    ``instruction``, inline."""
     from llvmlite import ir
-    from numba import types
+    from numba import cuda, types
     from numba.cuda.extending import intrinsic
 
     @intrinsic
@@ -76,27 +79,27 @@ def _ptx_binary(instruction: str):
                                "=r,r,r")
             return builder.call(asm, args)
         return sig, codegen
-    return op
+
+    def word_op(a, b):
+        return op(np.uint32(a), np.uint32(b))
+
+    return cuda.jit(device=True)(named_for(word_op, instruction.replace(".", "_")))
 
 
 def dpx_ops() -> SimpleNamespace:
     """The lane operations as Hopper's 16x2 min instructions (inline PTX; GPU only)."""
     from numba import cuda
 
-    smin = _ptx_binary("min.s16x2")
-    umin = _ptx_binary("min.u16x2")
-
-    @cuda.jit(device=True)
-    def min2(a, b):
-        return smin(np.uint32(a), np.uint32(b))
+    min2 = _ptx_word_op("min.s16x2")
+    umin = _ptx_word_op("min.u16x2")
 
     @cuda.jit(device=True)
     def min3(a, b, c):
-        return smin(smin(np.uint32(a), np.uint32(b)), np.uint32(c))
+        return min2(min2(a, b), c)
 
     @cuda.jit(device=True)
     def ne2(x):
-        return umin(np.uint32(x), ONE2)
+        return umin(x, ONE2)
 
     return SimpleNamespace(min2=min2, min3=min3, ne2=ne2, name="dpx")
 
@@ -107,7 +110,7 @@ def _half(x, shift):
     return np.int32(v - ((v & 0x8000) << 1))
 
 
-def _join(lo, hi):
+def join_halves(lo, hi):
     """The word of halves ``lo`` and ``hi`` (each taken modulo 2**16)."""
     return np.uint32(np.uint32(np.int64(lo) & 0xFFFF) | np.uint32((np.int64(hi) & 0xFFFF) << 16))
 
@@ -115,7 +118,7 @@ def _join(lo, hi):
 def signed_ops(device_jit) -> SimpleNamespace:
     """The signed lane operations in plain integer arithmetic, compiled by ``device_jit``."""
     half = device_jit(_half)
-    join = device_jit(_join)
+    join = device_jit(join_halves)
 
     def _add2(a, b):
         return join(half(a, 0) + half(b, 0), half(a, 16) + half(b, 16))
@@ -139,25 +142,12 @@ def signed_dpx_ops() -> SimpleNamespace:
     """The signed lane operations as Hopper's 16x2 instructions (inline PTX; GPU only)."""
     from numba import cuda
 
-    add = _ptx_binary("add.s16x2")
-    smax = _ptx_binary("max.s16x2")
-    relu = _ptx_binary("max.relu.s16x2")
-    umax = _ptx_binary("max.u16x2")
-
-    @cuda.jit(device=True)
-    def add2(a, b):
-        return add(np.uint32(a), np.uint32(b))
-
-    @cuda.jit(device=True)
-    def max2(a, b):
-        return smax(np.uint32(a), np.uint32(b))
+    max2 = _ptx_word_op("max.s16x2")
+    relu = _ptx_word_op("max.relu.s16x2")
 
     @cuda.jit(device=True)
     def relu3(a, b, c):
-        return relu(smax(np.uint32(a), np.uint32(b)), np.uint32(c))
+        return relu(max2(a, b), c)
 
-    @cuda.jit(device=True)
-    def umax2(a, b):
-        return umax(np.uint32(a), np.uint32(b))
-
-    return SimpleNamespace(add2=add2, max2=max2, relu3=relu3, umax2=umax2, name="dpx")
+    return SimpleNamespace(add2=_ptx_word_op("add.s16x2"), max2=max2, relu3=relu3,
+                           umax2=_ptx_word_op("max.u16x2"), name="dpx")

@@ -34,7 +34,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from .disk_cache import named_for
-from .scored_quadrant import LOCAL
+from .lanes16 import ONE2, join_halves
+from .scored_quadrant import LOCAL, column_store
 
 PACK_ALPHABET = 5
 """Most letters of a packed scoring (DNA's ACGTN): the table of letter pairs against letter
@@ -52,7 +53,6 @@ PAD = NEG_P
 """Substitution score of any read letter against a column past the window's end."""
 NO_CELL2 = np.uint32(0x00FF00FF)
 """Both halves' key of H 0 at column 0 (a row with no positive cell)."""
-ONE2 = np.uint32(0x00010001)
 _LOW = np.uint32(0xFFFF)
 _HIGH = np.uint32(0xFFFF0000)
 _NONE = np.uint32(0)
@@ -98,9 +98,8 @@ def build(device_jit, ops, K: int) -> SimpleNamespace:
     umax2 = ops.umax2
     tag = f"scored2_k{K}_{ops.name}"
 
-    @device_jit
-    def join(lo, hi):
-        return np.uint32(np.uint32(np.int64(lo) & 0xFFFF) | np.uint32((np.int64(hi) & 0xFFFF) << 16))
+    join = device_jit(join_halves)
+    store_column = column_store(device_jit, K, tag)
 
     @device_jit
     def column(t, ta, tb, na, nb, A, j):
@@ -163,12 +162,7 @@ def build(device_jit, ops, K: int) -> SimpleNamespace:
                 rowH[j] = aboveH
                 rowF[j] = aboveF
                 if store and j % K == 0 and j < N:
-                    cb = np.uint64(cb0 + (j // K) * col_stride)
-                    for r in range(K):
-                        if r < h:
-                            cbH[cb] = work[r]
-                            cbE[cb] = work[K + r]
-                        cb += cstep
+                    store_column(cbH, cbE, work, np.uint64(cb0 + (j // K) * col_stride), cstep, h)
 
         kind = ("ragged" if ragged else "even") + ("_store" if store else "")
         return device_jit(named_for(sweep2, f"{tag}_{kind}"))

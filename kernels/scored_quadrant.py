@@ -126,6 +126,22 @@ def tile_size(K: int) -> int:
     return 3 * (K + 1)
 
 
+def column_store(device_jit, K: int, tag: str):
+    """The device function that keeps a strip's current column as a quadrant-column boundary:
+    ``store_column(cbH, cbE, work, cb, cstep, h)`` stores H (``work[:h]``) and E
+    (``work[K:K+h]``) of the strip's first ``h`` rows from ``cb`` on, ``cstep`` apart. Both
+    forward passes (this module's and :mod:`.scored_packed`'s) keep columns through it, so the
+    traceback reads one layout."""
+    def store_column(cbH, cbE, work, cb, cstep, h):
+        for r in range(K):
+            if r < h:
+                cbH[cb] = work[r]
+                cbE[cb] = work[K + r]
+            cb += cstep
+
+    return device_jit(named_for(store_column, tag))
+
+
 def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
     """Compile the scored per-pair functions for quadrant size ``K``.
 
@@ -144,6 +160,7 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
 
     KK = K + 1
     STEPS = 2 * K - 1
+    store_column = column_store(device_jit, K, tag)
 
     @device_fn
     def score(sub, A, a, b):
@@ -238,12 +255,7 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
                     best = last
                     best_j = np.int32(j)
                 if store and j % K == 0 and j < n:
-                    cb = np.uint64(cb0 + (j // K) * col_stride)
-                    for r in range(K):
-                        if r < h:
-                            cbH[cb] = work[r]
-                            cbE[cb] = work[K + r]
-                        cb += cstep
+                    store_column(cbH, cbE, work, np.uint64(cb0 + (j // K) * col_stride), cstep, h)
             return best, best_j, last
 
         name = "local" if local else ("last" if track_last else "fill")
