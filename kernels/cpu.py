@@ -159,8 +159,13 @@ def scored_chunk_source(K: int, device_jit=None, vote=vote_alone, keyed: bool = 
     """
     jit = device_jit or njit(cache=False)
     ns = scored_quadrant.build(jit, vote, K, keyed)
+    return _scored_chunk(K, ns, _scored_finisher(jit, ns.traceback))
+
+
+def _scored_chunk(K: int, ns, finish):
+    """:func:`scored_chunk_source`'s kernel over the per-pair functions ``ns`` (of
+    :func:`.scored_quadrant.build`) and ``finish`` (:func:`_scored_finisher`)."""
     forward = ns.forward
-    finish = _scored_finisher(jit, ns.traceback)
     row_size = ns.row_size
     col_size = ns.col_size
     TILE = scored_quadrant.tile_size(K)
@@ -206,7 +211,7 @@ def scored_packed_chunk_source(K: int, device_jit=None, vote=vote_alone):
     finish = _scored_finisher(jit, ns.traceback)
     row_size = ns.row_size
     col_size = ns.col_size
-    plain = jit(scored_chunk_source(K, jit, vote))
+    plain = jit(_scored_chunk(K, ns, finish))  # the same compiled traceback as the packed pairs'
     TILE = scored_quadrant.tile_size(K)
 
     def align_packed_chunk(q, qoff, t, toff, order, lo, hi, mode, sub, A, go, ge, clip, n_code,
