@@ -28,6 +28,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+from numba.extending import register_jitable
 
 from .disk_cache import named_for
 
@@ -110,8 +111,10 @@ def _half(x, shift):
     return np.int32(v - ((v & 0x8000) << 1))
 
 
+@register_jitable
 def join_halves(lo, hi):
-    """The word of halves ``lo`` and ``hi`` (each taken modulo 2**16)."""
+    """The word of halves ``lo`` and ``hi`` (each taken modulo 2**16); compiled code may call
+    it too."""
     return np.uint32(np.uint32(np.int64(lo) & 0xFFFF) | np.uint32((np.int64(hi) & 0xFFFF) << 16))
 
 

@@ -84,8 +84,7 @@ def pair_table(sub: np.ndarray, alphabet: int) -> np.ndarray:
                 for tb in range(a1):
                     low = sub[qa * a + ta] if ta < a else PAD
                     high = sub[qb * a + tb] if tb < a else PAD
-                    out[((qa * a + qb) * a1 + ta) * a1 + tb] = np.uint32(
-                        (np.int64(low) & 0xFFFF) | ((np.int64(high) & 0xFFFF) << 16))
+                    out[((qa * a + qb) * a1 + ta) * a1 + tb] = join_halves(low, high)
     return out
 
 
