@@ -116,17 +116,18 @@ PACKED_PAIRS = [0]
 
 
 def count_packed_pairs() -> None:
-    """Count the pairs of every forward launch that takes the packed pass."""
+    """Count the pairs of every launch of a packed forward kernel: the kernel that ran, not
+    the batch's admission (a launch that took the 32-bit kernel instead counts nothing)."""
     from readalign.engine import cuda_scored
 
-    launch = cuda_scored.launch_forward
+    launch = cuda_scored.launch
 
-    def counted(pool, dev, job, k, count, m_max, n_max):
-        if cuda_scored.packs(job.scores, m_max, n_max):
-            PACKED_PAIRS[0] += count
-        return launch(pool, dev, job, k, count, m_max, n_max)
+    def counted(kernel, grid, block, stream, *args):
+        if getattr(kernel, "py_func", kernel).__name__.startswith("scored_forward2_kernel"):
+            PACKED_PAIRS[0] += args[-3].shape[0]  # score: one element per pair
+        return launch(kernel, grid, block, stream, *args)
 
-    cuda_scored.launch_forward = counted
+    cuda_scored.launch = counted
 
 
 def packed_pairs(reads: list, windows: list) -> None:
