@@ -6,15 +6,16 @@ GPU still works on earlier chunks, so copies, kernels and host work overlap:
 1. *stage*: gather the chunk's sequences (in length order, straight from a
    fixed-width grid or Python strings when the input is one) into pinned
    buffers; a staging worker fills chunk i+1 while the loop runs the steps
-   below for chunks i, i-1 and i-2;
+   below for chunks i, i-2 and i-3;
 2. *forward*: async copy in, forward kernel, async copy of what the next
    step needs back;
 3. *traceback*: wait for it, enqueue what follows and the copies of the
    results back;
 4. *collect*: wait for the chunk, move its results out of the pinned buffers.
 
-Iteration i runs stage+forward of chunk i, traceback of i-1 and collect of
-i-2, so ``SLOTS = 3`` sets of buffers and streams rotate. Steps 2-4 are the
+Iteration i runs stage+forward of chunk i, traceback of i-2 and collect of
+i-3, so ``SLOTS = 4`` sets of buffers and streams rotate: while the host waits
+for chunk i-2, the GPU still holds the work of chunks i-1 and i. Steps 2-4 are the
 kernels' own (:class:`EditSteps` here: distances back after the forward pass,
 then CIGAR slots of ``2d+1`` runs and the traceback;
 :class:`readalign.engine.cuda_scored.ScoredSteps` for scored alignment).
@@ -50,9 +51,16 @@ from .pyobjects import StringRows
 
 log = logging.getLogger("readalign")
 
-SLOTS = 3
-"""Chunks in flight: the loop stages chunk i while chunk i-2 waits to be collected (at least 3;
-4 and 5 measured no faster on an H100)."""
+LAG = 2
+"""The loop's traceback step waits for chunk i-LAG once chunk i is enqueued. With 1 the GPU ran
+dry between chunks: the host waited for chunk i-1, then spent 2-3 ms on its steps and the next
+chunk's enqueue while chunk i's last kernel ended, and each chunk's copy in came after. With 2
+an API call of 1M pairs ran 1-7 ms faster on an H100 (benchmarks/RESULTS.md, twenty-second
+session)."""
+SLOTS = LAG + 2
+"""Chunks in flight. Chunk i+1 is staged into the slot of chunk i-LAG-1, whose inputs the
+kernels the loop waited for one iteration earlier were the last to read; that chunk is
+collected before chunk i+1 is enqueued on the slot's stream."""
 CHUNK_BYTES = 64 << 20
 """Sequence bytes per chunk: large enough to fill the GPU, small enough to overlap. On an H100,
 150 bp pairs from S arrays: 1M pairs 35.9-36.0 ms at 64 MB, 37.9-38.0 at 48, 35.6-35.9 at 32
@@ -357,26 +365,27 @@ def run_pipeline(q, t, idx: np.ndarray, job, k: int, steps_type=EditSteps,
         return steps.res
     slots = [_Slot(i) for i in range(min(SLOTS, len(chunks)))]
     staging = _Staging(q, t, idx, slots, threads)
+    last = len(chunks) - 1
     try:
         staging.start(chunks[0])
-        for i in range(len(chunks) + 2):
-            if i < len(chunks):
+        for i in range(len(chunks) + LAG + 1):
+            if i <= last:
                 c = chunks[i]
                 with tally.stage("stage chunk (pinned)", c.count):
                     staged = staging.take()
-                    if i + 1 < len(chunks):
+                    if i < last:
                         staging.start(chunks[i + 1])
                 with tally.stage("enqueue copy in + forward", c.count):
                     steps.forward(c, slots[c.slot], staged)
-                if i == len(chunks) - 1 and done_reading is not None:
+                if i == last and done_reading is not None:
                     with tally.stage("done reading the inputs", 0):
                         done_reading()
-            if 0 <= i - 1 < len(chunks):
-                c = chunks[i - 1]
+            if 0 <= i - LAG <= last:
+                c = chunks[i - LAG]
                 with tally.stage("wait forward, traceback", c.count):
                     steps.traceback(c, slots[c.slot])
-            if 0 <= i - 2 < len(chunks):
-                c = chunks[i - 2]
+            if 0 <= i - LAG - 1 <= last:
+                c = chunks[i - LAG - 1]
                 with tally.stage("wait chunk, collect", c.count):
                     steps.collect(c, slots[c.slot])
     finally:
