@@ -120,10 +120,17 @@ def vote_never(done):
     return False
 
 
-def _scored_finisher(jit, traceback):
+def _scored_finisher(jit, ns):
     """The compiled step that writes pair ``z``'s results: its forward pass's score and end
-    cell and, with CIGARs, its traceback from the boundaries ``bounds`` (``rbH, rbF, cbH,
-    cbE``; its elements at ``base + e * stride``)."""
+    cell and, with CIGARs, its traceback (``ns.traceback``) from the boundaries ``bounds``
+    (``rbH, rbF, cbH, cbE``; its elements at ``base + e * stride``).
+
+    Named for ``ns.tag`` as the functions it calls are: two cached kernels compiled in
+    different processes may number their functions alike, and a process that loaded both
+    linked one kernel's unnamed finisher into the other's code (wrong CIGARs, or a crash).
+    """
+    traceback = ns.traceback
+
     def finish(z, qz, mz, tz, nz, sz, iz, jz, q, t, mode, sub, A, go, ge, n_code, eqx,
                with_cigar, bounds, base, stride, rlen, clen, tile, moves, slot_off, slots, score,
                q_start, q_end, ref_start, ref_end, n_ops, nm):
@@ -145,7 +152,7 @@ def _scored_finisher(jit, traceback):
         n_ops[z] = k_ops
         nm[z] = d
 
-    return jit(finish)
+    return jit(named_for(finish, ns.tag))
 
 
 def scored_chunk_source(K: int, device_jit=None, vote=vote_alone, keyed: bool = False):
@@ -159,7 +166,7 @@ def scored_chunk_source(K: int, device_jit=None, vote=vote_alone, keyed: bool = 
     """
     jit = device_jit or njit(cache=False)
     ns = scored_quadrant.build(jit, vote, K, keyed)
-    return _scored_chunk(K, ns, _scored_finisher(jit, ns.traceback))
+    return _scored_chunk(K, ns, _scored_finisher(jit, ns))
 
 
 def _scored_chunk(K: int, ns, finish):
@@ -208,7 +215,7 @@ def scored_packed_chunk_source(K: int, device_jit=None, vote=vote_alone):
     packs = jit(scored_packed.packs)
     table = jit(scored_packed.pair_table)
     ns = scored_quadrant.build(jit, vote, K)
-    finish = _scored_finisher(jit, ns.traceback)
+    finish = _scored_finisher(jit, ns)
     row_size = ns.row_size
     col_size = ns.col_size
     plain = jit(_scored_chunk(K, ns, finish))  # the same compiled traceback as the packed pairs'

@@ -24,16 +24,17 @@ from pathlib import Path
 
 from .compile_notice import announce_if_cold
 
-SOURCES = ("quadrant.py", "scored_quadrant.py", "cpu.py", "cuda.py", "disk_cache.py")
-"""The files in this folder that the factory-built kernels are compiled from."""
+HERE = Path(__file__).parent
 
 
 @functools.cache
-def sources_hash() -> str:
-    """SHA-256 of the kernel sources."""
+def sources_hash(folder: Path = HERE) -> str:
+    """SHA-256 of every Python file in ``folder`` (this one): the factory-built kernels are
+    compiled from several of them (the scored ones from five), so a change to any file here
+    makes new entries, and a list of the files could miss one that a kernel starts to use."""
     h = hashlib.sha256()
-    for name in SOURCES:
-        h.update((Path(__file__).parent / name).read_bytes())
+    for path in sorted(folder.glob("*.py")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
 
 

@@ -510,7 +510,7 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
             nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, OP_S, i)
         return i, j, close(out, ob, os, nout, cur_op, cur_len), nm
 
-    return SimpleNamespace(K=K, score=score, edge=edge, forward=forward, emit=emit,
+    return SimpleNamespace(K=K, tag=tag, score=score, edge=edge, forward=forward, emit=emit,
                            traceback=traceback,
                            row_size=device_jit(boundary_row_size),
                            col_size=device_jit(boundary_col_size))

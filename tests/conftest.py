@@ -32,8 +32,8 @@ def under_simulator(*args: str, timeout: int = 900) -> str:
     The test fails, with the tail of stderr, when the process exits non-zero.
     """
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    out = subprocess.run([sys.executable, "-W", "ignore", *args], env=env, capture_output=True,
-                         text=True, timeout=timeout)
+    out = subprocess.run([sys.executable, "-W", "ignore", "-X", "faulthandler", *args], env=env,
+                         capture_output=True, text=True, timeout=timeout)
     assert out.returncode == 0, out.stderr[-3000:]
     return out.stdout
 

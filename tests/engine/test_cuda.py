@@ -78,8 +78,8 @@ print('ok')
 def test_gpu_calls_from_several_threads_at_once():
     """A fresh process, four threads launching the edit and scored kernels for the first time at
     once, each with its own buffers: every result equals the CPU's."""
-    out = subprocess.run([sys.executable, "-c", _THREADS_CODE], capture_output=True, text=True,
-                         timeout=600)
+    out = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _THREADS_CODE],
+                         capture_output=True, text=True, timeout=600)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
 
 

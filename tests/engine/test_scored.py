@@ -241,8 +241,9 @@ def test_cuda_simulator_equals_cpu():
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
 def test_gpu_equals_cpu_on_many_mixed_pairs():
-    out = subprocess.run([sys.executable, str(REPO / "tests" / "engine" / "scored_gpu_check.py"),
-                          "200000", "300"], capture_output=True, text=True, timeout=900)
+    check = REPO / "tests" / "engine" / "scored_gpu_check.py"  # a crash prints its Python stack
+    out = subprocess.run([sys.executable, "-X", "faulthandler", str(check), "200000", "300"],
+                         capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "identical on CPU and GPU" in out.stdout
     assert int(re.search(r"(\d+) pairs took the packed pass", out.stdout).group(1)) > 0
