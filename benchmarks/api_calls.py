@@ -37,11 +37,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def device_line(backend: str) -> str:
-    """What the calls run on: the GPU's name, or the host's CPU."""
+    """What the calls run on: the GPU's name (as the backend reports it), or the host's CPU."""
     if backends.resolve(backend) == "cuda":
-        from numba import cuda
-
-        return f"device: {cuda.get_current_device().name.decode()}"
+        return f"device: {backends.cuda_status()[1]}"
     return f"device: CPU, {cpu_model()}"
 
 
