@@ -15,7 +15,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from ._version import __version__
-from .errors import BackendUnavailableError, InputError, ReadalignError
+from .errors import BackendUnavailableError, GPUMemoryError, InputError, ReadalignError
 
 _LAZY = {
     "AlignResult": ".engine.result",
@@ -31,6 +31,7 @@ _LAZY = {
 __all__ = [
     "AlignResult",
     "BackendUnavailableError",
+    "GPUMemoryError",
     "InputError",
     "ReadalignError",
     "Scoring",

@@ -15,3 +15,8 @@ class BackendUnavailableError(ReadalignError, RuntimeError):
 
 class OutputError(ReadalignError, OSError):
     """An output cannot be written (disk full, no permission); the message names the file."""
+
+
+class GPUMemoryError(ReadalignError, MemoryError):
+    """The GPU ran out of memory: another process holds it, or less is free than a call
+    sized itself for when it began; the message says how much is free."""

@@ -21,7 +21,7 @@ from ..kernels import cuda_words as kcw
 from ..kernels.cuda import launch
 from ..kernels.simulator import simulated
 from ..kernels.words import WORD_BITS
-from ..runtime.gpu_memory import MEMORY_FRACTION, free_device_bytes
+from ..runtime.gpu_memory import MEMORY_FRACTION, free_device_bytes, names_out_of_memory
 from . import dense_blocks as cuda_dense
 from .codes import WordCodes
 from .cpu import dense_block
@@ -217,6 +217,7 @@ def _merge_long(codes, dev, r0, r1, upper, max_distance, dtype, threads, ii, jj,
     return ii[order], jj[order], dd[order]
 
 
+@names_out_of_memory
 def cdist_gpu(codes, r0: int, r1: int, *, upper: bool, max_distance: int, sparse: bool, dtype,
               threads: int | None = None):
     """The backend contract of :mod:`readalign.distance.cdist`: rows ``r0:r1`` dense, or ``(i, j, d)``.
@@ -248,6 +249,7 @@ def _pair_chunk(a: Packed, b: Packed, p0: int, p1: int, max_distance: int) -> np
     return out.copy_to_host()
 
 
+@names_out_of_memory
 def pairwise_gpu(a: Packed, b: Packed, max_distance: int = -1) -> np.ndarray:
     """The rule of :func:`readalign.kernels.words.pair_function` for ``a[p]``, ``b[p]`` on the GPU.
 

@@ -39,7 +39,7 @@ from numba import cuda
 from ..kernels.cuda import translate_codes
 from ..kernels.simulator import simulated
 from ..runtime.backends import cpu_threads
-from ..runtime.gpu_memory import device_pool, download, pinned
+from ..runtime.gpu_memory import device_pool, download, names_out_of_memory, pinned
 from ..runtime.stages import concurrent_launches_ok
 from ..runtime.timing import Tally
 from . import flatseq
@@ -346,6 +346,7 @@ def _plan(q, t, idx: np.ndarray, job, k: int, lane_bytes) -> list[_Chunk]:
             for i, (lo, hi, m_max, n_max) in enumerate(pieces)]
 
 
+@names_out_of_memory
 def run_pipeline(q, t, idx: np.ndarray, job, k: int, steps_type=EditSteps,
                  done_reading: Callable[[], None] | None = None,
                  threads: int | None = None) -> BatchResult:

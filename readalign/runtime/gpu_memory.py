@@ -14,11 +14,15 @@ about 33 us and its checked copy about 100 us, against a few us for the copy its
 
 from __future__ import annotations
 
+import functools
 import threading
+from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 from numba import cuda
 
+from ..errors import GPUMemoryError
 from ..kernels.simulator import simulated
 
 MEMORY_FRACTION = 0.6
@@ -51,6 +55,43 @@ def free_gpu_memory() -> None:
         had.clear()
     if _POOLS_MADE.is_set() and not simulated():
         cuda.current_context().deallocations.clear()
+
+
+OUT_OF_MEMORY = 2
+"""``CUDA_ERROR_OUT_OF_MEMORY`` (device or pinned memory)."""
+
+
+def _out_of_memory(exc: Exception) -> bool:
+    """Whether a driver error is out of memory: its code is the number under numba's ctypes
+    binding, an enum member of that name under cuda-python's."""
+    code = getattr(exc, "code", None)
+    return code == OUT_OF_MEMORY or getattr(code, "name", "") == "CUDA_ERROR_OUT_OF_MEMORY"
+
+F = TypeVar("F", bound=Callable)
+
+
+def names_out_of_memory(fn: F) -> F:
+    """``fn`` with the driver's out-of-memory error raised as a :class:`GPUMemoryError`.
+
+    A call sizes its batches to the memory free when it starts (:data:`MEMORY_FRACTION`), so
+    this is what another process taking memory meanwhile looks like: a one-line error that
+    says how much is free now, where numba-cuda would raise its driver traceback.
+    """
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        from numba.cuda.cudadrv.driver import CudaAPIError
+
+        try:
+            return fn(*args, **kwargs)
+        except CudaAPIError as exc:
+            if not _out_of_memory(exc):
+                raise
+            free, total = cuda.current_context().get_memory_info()
+            raise GPUMemoryError(
+                f"the GPU ran out of memory ({free / 2**20:,.0f} MiB of {total / 2**30:.1f} GiB "
+                "free now): another process may be using it; run one GPU job at a time, or "
+                "use the CPU backend") from exc
+    return wrapped
 
 
 def held_device_bytes() -> int:

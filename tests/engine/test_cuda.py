@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -167,3 +168,57 @@ def test_scored_lanes_are_sized_by_the_cells_they_use():
     narrow = lane_bytes(150, 170, 16, True, small)
     assert narrow < wide and wide - narrow == (wide - lane_bytes(150, 170, 16, False)
                                                - 8 * (150 + 170 + 2)) // 2
+
+
+_FULL_GPU_CODE = """
+import numpy as np, readalign
+from numba import cuda
+hog, size = [], 1 << 30
+while size >= 1 << 16:  # take every byte of device memory another process could take
+    try:
+        hog.append(cuda.device_array(size, np.uint8))
+    except Exception:
+        size //= 2
+reads, windows = ["ACGT" * 37] * 20000, ["ACGT" * 42] * 20000
+try:
+    readalign.align(reads, windows, mode="local", scoring=readalign.Scoring(1, 4, 6, 1),
+                    backend="cuda")
+except readalign.GPUMemoryError as exc:
+    print(repr(str(exc)))
+"""
+
+
+@pytest.mark.gpu
+@gpu
+def test_a_gpu_without_free_memory_is_a_one_line_error():
+    """Another process holding the GPU's memory: the call says so in one line, not with the
+    driver's traceback."""
+    out = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _FULL_GPU_CODE],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip(), "the call raised no GPUMemoryError"
+    message = ast.literal_eval(out.stdout.strip())
+    assert message.startswith("the GPU ran out of memory (") and "\n" not in message, message
+
+
+def test_only_the_drivers_out_of_memory_error_is_renamed():
+    """The driver's error code is a number under numba's ctypes binding and an enum member
+    under cuda-python's; any other driver error passes through as it was raised."""
+    import enum
+
+    from numba.cuda.cudadrv.driver import CudaAPIError
+
+    from readalign.runtime.gpu_memory import _out_of_memory, names_out_of_memory
+
+    result = enum.Enum("CUresult", {"CUDA_ERROR_OUT_OF_MEMORY": 2, "CUDA_ERROR_LAUNCH_FAILED": 719})
+    assert _out_of_memory(CudaAPIError(2, "oom"))
+    assert _out_of_memory(CudaAPIError(result.CUDA_ERROR_OUT_OF_MEMORY, "oom"))
+    assert not _out_of_memory(CudaAPIError(result.CUDA_ERROR_LAUNCH_FAILED, "launch"))
+    assert not _out_of_memory(CudaAPIError(719, "launch"))
+
+    @names_out_of_memory
+    def fails():
+        raise CudaAPIError(719, "launch failed")
+
+    with pytest.raises(CudaAPIError, match="launch failed"):
+        fails()
