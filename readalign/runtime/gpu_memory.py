@@ -67,6 +67,7 @@ def _out_of_memory(exc: Exception) -> bool:
     code = getattr(exc, "code", None)
     return code == OUT_OF_MEMORY or getattr(code, "name", "") == "CUDA_ERROR_OUT_OF_MEMORY"
 
+
 F = TypeVar("F", bound=Callable)
 
 
@@ -77,6 +78,7 @@ def names_out_of_memory(fn: F) -> F:
     this is what another process taking memory meanwhile looks like: a one-line error that
     says how much is free now, where numba-cuda would raise its driver traceback.
     """
+
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
         from numba.cuda.cudadrv.driver import CudaAPIError
