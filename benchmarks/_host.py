@@ -32,6 +32,21 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def host_name() -> str:
+    """CPU model and core count."""
+    return f"{cpu_model()} x{os.cpu_count()}"
+
+
+def device_name(backend: str) -> str:
+    """What the readalign backend runs on: the GPU as the backend reports it, or the CPU's
+    thread count."""
+    from readalign.runtime import backends
+
+    if backends.resolve(backend) == "cpu":
+        return f"CPU, {get_num_threads()} threads"
+    return backends.cuda_status()[1]
+
+
 def copy_rate(threads: int, repeats: int = 3) -> float:
     """Best memory copy rate in GB/s (bytes read + bytes written) on ``threads`` threads."""
     src = np.ones(COPY_BYTES // 8, np.uint64)

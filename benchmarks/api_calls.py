@@ -19,9 +19,8 @@ import statistics
 import numpy as np
 
 import readalign
-from readalign.runtime import backends
 
-from ._host import cpu_model
+from ._host import device_name, host_name
 from ._pairs import api_times
 from ._scored import DNA_SCORING, dna_workload
 
@@ -36,13 +35,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
-def device_line(backend: str) -> str:
-    """What the calls run on: the GPU's name (as the backend reports it), or the host's CPU."""
-    if backends.resolve(backend) == "cuda":
-        return f"device: {backends.cuda_status()[1]}"
-    return f"device: CPU, {cpu_model()}"
-
-
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     reads, windows = dna_workload(args.pairs)
@@ -52,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
         kw = dict(mode="infix")
     else:
         kw = dict(mode=args.mode, scoring=readalign.Scoring(*DNA_SCORING))
-    print(device_line(args.backend), flush=True)
+    print(f"device: {device_name(args.backend)}; host: {host_name()}", flush=True)
     for form, (q, t) in forms.items():
         times = api_times(q, t, args.runs, backend=args.backend, **kw)
         best, median = min(times), statistics.median(times)

@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 import traceback
 
 import numpy as np
 
-from ._host import cpu_model
+from ._host import device_name, host_name
 from .bench import PAPER_PAIRS
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -57,22 +56,6 @@ def best_time(fn, repeat: int):
         result = fn()
         best = min(best, time.perf_counter() - t0)
     return best, result
-
-
-def host_name() -> str:
-    """CPU model and core count."""
-    return f"{cpu_model()} x{os.cpu_count()}"
-
-
-def device_name(backend: str) -> str:
-    """What the readalign backend runs on."""
-    from readalign.runtime import backends
-
-    if backends.resolve(backend) == "cpu":
-        import numba
-
-        return f"CPU, {numba.get_num_threads()} threads"
-    return backends.cuda_status()[1]
 
 
 def _row(label: str, pairs: int, rf_t, ra_t, same, kernel_t=None) -> dict:
