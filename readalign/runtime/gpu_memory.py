@@ -21,6 +21,7 @@ from typing import TypeVar
 
 import numpy as np
 from numba import cuda
+from numba.cuda.cudadrv.driver import CudaAPIError
 
 from ..errors import GPUMemoryError
 from ..kernels.simulator import simulated
@@ -81,8 +82,6 @@ def names_out_of_memory(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapped(*args, **kwargs):
-        from numba.cuda.cudadrv.driver import CudaAPIError
-
         try:
             return fn(*args, **kwargs)
         except CudaAPIError as exc:

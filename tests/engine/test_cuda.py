@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import enum
 import subprocess
 import sys
 from pathlib import Path
@@ -12,8 +13,10 @@ import pytest
 from conftest import HAS_GPU, under_simulator
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numba.cuda.cudadrv.driver import CudaAPIError
 
 import readalign
+from readalign.runtime.gpu_memory import _out_of_memory, names_out_of_memory
 
 HERE = Path(__file__).parent
 gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
@@ -204,12 +207,6 @@ def test_a_gpu_without_free_memory_is_a_one_line_error():
 def test_only_the_drivers_out_of_memory_error_is_renamed():
     """The driver's error code is a number under numba's ctypes binding and an enum member
     under cuda-python's; any other driver error passes through as it was raised."""
-    import enum
-
-    from numba.cuda.cudadrv.driver import CudaAPIError
-
-    from readalign.runtime.gpu_memory import _out_of_memory, names_out_of_memory
-
     result = enum.Enum("CUresult", {"CUDA_ERROR_OUT_OF_MEMORY": 2, "CUDA_ERROR_LAUNCH_FAILED": 719})
     assert _out_of_memory(CudaAPIError(2, "oom"))
     assert _out_of_memory(CudaAPIError(result.CUDA_ERROR_OUT_OF_MEMORY, "oom"))
