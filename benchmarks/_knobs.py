@@ -1,8 +1,9 @@
-"""Settings the pipeline benchmark can alternate run by run (``--alternate KNOB=V1,V2,...``).
+"""Settings the benchmarks can alternate run by run (``--alternate KNOB=V1,V2,...``): the
+pipeline benchmark's, and the GPU pipeline's for ``benchmarks.api_calls``.
 
 Host speed differs by up to 2x between machines of the same kind, so a change is
 judged by runs that alternate in one process on one machine. Each knob is a context
-manager that holds one value for the length of one pipeline run.
+manager that holds one value for the length of one run.
 """
 
 from __future__ import annotations
@@ -75,11 +76,29 @@ def _switch_interval(value: str) -> Iterator[None]:
         sys.setswitchinterval(saved)
 
 
+def _pipeline_lag(value: str) -> contextlib.AbstractContextManager:
+    """How many chunks behind the GPU pipeline's loop waits (``cuda_stream.LAG``), with the
+    slots that needs."""
+    from readalign.engine import cuda_stream
+
+    lag = int(value)
+    return _patched(cuda_stream, LAG=lag, SLOTS=lag + 2)
+
+
+def _chunk_mb(value: str) -> contextlib.AbstractContextManager:
+    """Sequence megabytes per GPU pipeline chunk (``cuda_stream.CHUNK_BYTES``)."""
+    from readalign.engine import cuda_stream
+
+    return _patched(cuda_stream, CHUNK_BYTES=int(value) << 20)
+
+
 KNOBS: dict[str, Callable[[str], contextlib.AbstractContextManager]] = {
     "loop-threads": _loop_threads,
     "stage-threads": _stage_threads,
     "bgzf-threads": _bgzf_threads,
     "switch-interval": _switch_interval,
+    "pipeline-lag": _pipeline_lag,
+    "chunk-mb": _chunk_mb,
 }
 
 

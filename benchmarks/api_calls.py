@@ -8,7 +8,9 @@ and from ``S`` arrays, each after a 2,000-pair warm-up call: the best and the me
 ``--runs`` calls. This is the "best of 5" of benchmarks/RESULTS.md's API A/Bs. To compare two
 trees, run it in a process per tree, the tree first on ``PYTHONPATH``, in a balanced order
 (old, new, new, old): the first process on a fresh H100 machine ran fastest whatever its tree
-(RESULTS.md, twenty-first session).
+(RESULTS.md, twenty-first session). To compare settings of one tree, ``--alternate`` times
+each value in one process (``--alternate pipeline-lag=1,2``, ``--alternate
+chunk-mb=32,64,128``; :mod:`benchmarks._knobs`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 
 import readalign
 
+from . import _knobs
 from ._host import device_name, host_name
 from ._pairs import api_times
 from ._scored import DNA_SCORING, dna_workload
@@ -32,7 +35,28 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--mode", choices=("local", "global", "infix", "edit"), default="local",
                     help="scored mode, or edit distance (infix)")
     ap.add_argument("--backend", choices=("auto", "cpu", "cuda"), default="auto")
-    return ap.parse_args(argv)
+    ap.add_argument("--alternate", default=None, metavar="KNOB=V1,V2,...",
+                    help="time each value in one process, in the order V1..Vn Vn..V1, --runs "
+                         f"calls each time (KNOB one of {', '.join(_knobs.KNOBS)})")
+    args = ap.parse_args(argv)
+    if args.alternate:
+        try:
+            _knobs.parse(args.alternate)
+        except ValueError as exc:
+            ap.error(str(exc))
+    return args
+
+
+def timings(q, t, runs: int, alternate: str | None, **kw) -> dict[str | None, list[float]]:
+    """Call times per value of the alternated knob (one entry, None, without one)."""
+    if alternate is None:
+        return {None: api_times(q, t, runs, **kw)}
+    knob, values = _knobs.parse(alternate)
+    times: dict[str | None, list[float]] = {v: [] for v in values}
+    for value in values + values[::-1]:
+        with _knobs.KNOBS[knob](value):
+            times[value] += api_times(q, t, runs, **kw)
+    return times
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -46,11 +70,13 @@ def main(argv: list[str] | None = None) -> None:
         kw = dict(mode=args.mode, scoring=readalign.Scoring(*DNA_SCORING))
     print(f"device: {device_name(args.backend)}; host: {host_name()}", flush=True)
     for form, (q, t) in forms.items():
-        times = api_times(q, t, args.runs, backend=args.backend, **kw)
-        best, median = min(times), statistics.median(times)
-        print(f"{args.mode} from {form}: best {best * 1e3:.1f} ms "
-              f"({args.pairs / best / 1e6:.2f}M pairs/s), median {median * 1e3:.1f} ms "
-              f"of {args.runs}", flush=True)
+        for value, times in timings(q, t, args.runs, args.alternate, backend=args.backend,
+                                    **kw).items():
+            best, median = min(times), statistics.median(times)
+            under = "" if value is None else f" ({args.alternate.partition('=')[0]}={value})"
+            print(f"{args.mode} from {form}{under}: best {best * 1e3:.1f} ms "
+                  f"({args.pairs / best / 1e6:.2f}M pairs/s), median {median * 1e3:.1f} ms "
+                  f"of {len(times)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -54,3 +54,15 @@ def test_bgzf_threads_size_the_writers_pool(tmp_path):
 def test_a_bad_spec_names_the_knobs(spec):
     with pytest.raises(ValueError, match="KNOB one of loop-threads, stage-threads"):
         _knobs.parse(spec)
+
+
+def test_gpu_pipeline_knobs_hold_for_the_run():
+    from readalign.engine import cuda_stream
+
+    def settings() -> tuple[int, int, int]:
+        return cuda_stream.LAG, cuda_stream.SLOTS, cuda_stream.CHUNK_BYTES
+
+    before = settings()
+    with _knobs.KNOBS["pipeline-lag"]("1"), _knobs.KNOBS["chunk-mb"]("32"):
+        assert settings() == (1, 3, 32 << 20)
+    assert settings() == before
