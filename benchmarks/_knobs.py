@@ -8,6 +8,7 @@ manager that holds one value for the length of one run.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import sys
 from collections.abc import Callable, Iterator
@@ -109,3 +110,13 @@ def parse(spec: str) -> tuple[str, list[str]]:
         raise ValueError(f"--alternate takes KNOB=V1,V2,... with KNOB one of "
                          f"{', '.join(KNOBS)}; got {spec!r}")
     return name, values.split(",")
+
+
+def checked(spec: str) -> str:
+    """``spec`` as it is once :func:`parse` accepts it: the ``type`` of an ``--alternate``
+    option, so a bad one is a usage error."""
+    try:
+        parse(spec)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return spec

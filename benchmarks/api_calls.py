@@ -35,16 +35,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--mode", choices=("local", "global", "infix", "edit"), default="local",
                     help="scored mode, or edit distance (infix)")
     ap.add_argument("--backend", choices=("auto", "cpu", "cuda"), default="auto")
-    ap.add_argument("--alternate", default=None, metavar="KNOB=V1,V2,...",
+    ap.add_argument("--alternate", default=None, metavar="KNOB=V1,V2,...", type=_knobs.checked,
                     help="time each value in one process, in the order V1..Vn Vn..V1, --runs "
                          f"calls each time (KNOB one of {', '.join(_knobs.KNOBS)})")
-    args = ap.parse_args(argv)
-    if args.alternate:
-        try:
-            _knobs.parse(args.alternate)
-        except ValueError as exc:
-            ap.error(str(exc))
-    return args
+    return ap.parse_args(argv)
 
 
 def timings(q, t, runs: int, alternate: str | None, **kw) -> dict[str | None, list[float]]:

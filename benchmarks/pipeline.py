@@ -78,7 +78,7 @@ def parse_args() -> argparse.Namespace:
                          "and print where it spent its time")
     ap.add_argument("--sample", action="store_true",
                     help="sample every thread's stack during the last run and print where they were")
-    ap.add_argument("--alternate", default=None, metavar="KNOB=V1,V2,...",
+    ap.add_argument("--alternate", default=None, metavar="KNOB=V1,V2,...", type=_knobs.checked,
                     help="change one setting run by run, in turn (knobs: "
                          f"{', '.join(_knobs.KNOBS)}); --runs counts all runs; prints the "
                          "median of each value")
@@ -89,13 +89,7 @@ def parse_args() -> argparse.Namespace:
                     help="also time the read stage (FASTQ and PAF parsed, candidates matched "
                          "to reads) with no other stage running, --runs times")
     ap.add_argument("-v", "--verbose", action="store_true", help="debug log of the engine's stages")
-    args = ap.parse_args()
-    if args.alternate:
-        try:
-            _knobs.parse(args.alternate)
-        except ValueError as exc:
-            ap.error(str(exc))
-    return args
+    return ap.parse_args()
 
 
 def cpu_seconds() -> tuple[float, float]:

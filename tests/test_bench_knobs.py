@@ -1,4 +1,4 @@
-"""The pipeline benchmark's alternated settings: each holds its value for one run, where the
+"""The benchmarks' alternated settings: each holds its value for one run, where the
 pipeline reads it, and gives the old one back."""
 
 from __future__ import annotations
