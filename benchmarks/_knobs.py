@@ -83,7 +83,7 @@ def _pipeline_lag(value: str) -> contextlib.AbstractContextManager:
     from readalign.engine import cuda_stream
 
     lag = int(value)
-    return _patched(cuda_stream, LAG=lag, SLOTS=lag + 2)
+    return _patched(cuda_stream, LAG=lag, SLOTS=cuda_stream.slots_for(lag))
 
 
 def _chunk_mb(value: str) -> contextlib.AbstractContextManager:

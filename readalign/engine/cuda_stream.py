@@ -57,10 +57,16 @@ dry between chunks: the host waited for chunk i-1, then spent 2-3 ms on its step
 chunk's enqueue while chunk i's last kernel ended, and each chunk's copy in came after. With 2
 an API call of 1M pairs ran 1-7 ms faster on an H100 (benchmarks/RESULTS.md, twenty-second
 session)."""
-SLOTS = LAG + 2
-"""Chunks in flight. Chunk i+1 is staged into the slot of chunk i-LAG-1, whose inputs the
-kernels the loop waited for one iteration earlier were the last to read; that chunk is
-collected before chunk i+1 is enqueued on the slot's stream."""
+
+
+def slots_for(lag: int) -> int:
+    """Chunks in flight for a loop ``lag`` chunks behind. Chunk i+1 is staged into the slot of
+    chunk i-lag-1, whose inputs the kernels the loop waited for one iteration earlier were the
+    last to read; that chunk is collected before chunk i+1 is enqueued on the slot's stream."""
+    return lag + 2
+
+
+SLOTS = slots_for(LAG)
 CHUNK_BYTES = 64 << 20
 """Sequence bytes per chunk: large enough to fill the GPU, small enough to overlap. On an H100,
 150 bp pairs from S arrays: 1M pairs 35.9-36.0 ms at 64 MB, 37.9-38.0 at 48, 35.6-35.9 at 32
