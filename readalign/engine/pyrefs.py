@@ -11,13 +11,20 @@ the GIL, so no Python code runs meanwhile: one compiled call (without
 them, running no Python bytecode in between, where the interpreter could hand
 the GIL to another thread (numba's parallel regions release it, so they cannot
 be used for this); joining the threads also makes their writes visible to it.
-Each thread takes the objects whose address falls in its share of the address
-space, so no two threads ever change one object's count. An ordinary count
-changes inline, as CPython's own macros change a mortal object's count in
-every version with the GIL; any other (an immortal object's, from 3.12) goes
-through ``Py_IncRef``/``Py_DecRef``. A helper thread never frees an object:
-where a count could reach zero (the list let go of the element meanwhile), the
-calling thread drops that reference afterwards.
+Each thread takes a range of the list's elements. One object may be in
+several ranges (a list may hold it more than once), so every count changes
+atomically: a thread first asks the cache for the object some elements ahead,
+then adds to (or, dropping, compares and swaps) the low 32 bits of its count,
+as CPython's own macros change a mortal object's count in every version with
+the GIL. Before, each thread took the objects whose address fell in its share
+of the address space, which kept the changes plain but made every thread scan
+the whole list: for two lists of a million on the H100 host the take (with the
+look at each header) took 9.4-10.5 ms and the drop 8.4-8.7, by ranges 4.4-5.5 and
+3.1-3.9 (benchmarks/RESULTS.md, twenty-fourth session). Any other
+count (an immortal object's, from 3.12) goes through ``Py_IncRef``/``Py_DecRef``,
+which change nothing there. A helper thread never frees an object: where a count
+could reach zero (the list let go of the element meanwhile), the calling thread
+drops that reference afterwards.
 
 Where that reasoning does not hold (a debug build, whose counting touches
 per-thread state; a build without the GIL), where ``pthread_create`` is not
@@ -39,7 +46,7 @@ from llvmlite import ir
 from numba import carray, cfunc, njit, prange, types
 from numba.extending import intrinsic
 
-from .rawmemory import bytes_at, decref_at, halves_at, incref_at, word, words_at
+from .rawmemory import add_u32, bytes_at, decref_at, incref_at, load_u32, prefetch, swap_u32, word, words_at
 
 THREADED_FROM = 1 << 19
 """Fewer elements are counted on the calling thread alone: helper threads share the cores
@@ -49,11 +56,16 @@ PER_THREAD = 1 << 15
 """Elements per helper thread at least."""
 
 _TAKE, _DROP = 0, 1
-_SHARE_BITS = 12
-"""Objects are shared out by their address's 4 KiB page, so a thread's objects lie together."""
+_COUNTED, _LOOK, _ROW = 7, 8, 14
+"""Fields of a block (:func:`_blocks`): where its thread leaves its count, where the look's
+fields (:class:`HeaderLook`) begin, and how many there are in all."""
+AHEAD = 32
+"""Elements ahead whose object a thread asks the cache for while it counts the current one:
+each count is an atomic change of a line that is usually not in the cache."""
 ORDINARY = 1 << 30
 """Counts below this are plain numbers in every CPython with the GIL; an immortal object's
-count (3.12 on) is above it, and only the C API's own functions change those."""
+count (3.12 on) is above it, and only the C API's own functions change those (for an
+immortal object they change nothing)."""
 
 
 @njit(cache=True)
@@ -80,42 +92,49 @@ def _look_all(objects, want_type, type_at, size_at, state_at, state_mask, sizes)
 
 
 @njit(cache=True)
-def _take_share(items, count, pointers, parts, share, inline, look):
-    """Copy this share's slice of the item pointers; take a reference to this share's objects,
-    and read their headers as ``look`` asks (:class:`HeaderLook`; ``look[0] == 0``: not at all)."""
-    for i in range(share * count // parts, (share + 1) * count // parts):
-        pointers[i] = words_at(items + 8 * i)[0]
-    sizes = carray(words_at(look[0]), count)  # read only when look[0] is an address
+def _take_range(items, pointers, lo, hi, look):
+    """Copy the item pointers ``lo:hi`` and take a reference to each object (an atomic add: the
+    same object may be in another thread's range too); read its header as ``look`` asks
+    (:class:`HeaderLook`; ``look[0] == 0``: not at all). The misses."""
+    sizes = carray(words_at(look[0]), pointers.shape[0])  # read only when look[0] is an address
     misses = 0
-    for i in range(count):
+    for i in range(lo, hi):
+        if i + AHEAD < hi:
+            prefetch(words_at(items + 8 * (i + AHEAD))[0])
         obj = words_at(items + 8 * i)[0]
-        if (obj >> _SHARE_BITS) & (parts - 1) == share:
-            low = halves_at(obj)
-            if inline and 0 < low[0] < ORDINARY:
-                low[0] += 1
-            else:
-                incref_at(obj)
-            if look[0]:
-                size = _header_size(obj, look[2], look[3], look[4], look[5], look[6])
-                sizes[i] = max(size, 0)
-                misses += 1 if size < 0 else 0
-    if look[0]:
-        words_at(look[1] + 8 * share)[0] = misses
+        pointers[i] = obj
+        if 0 < load_u32(obj) < ORDINARY:
+            add_u32(obj, 1)
+        else:
+            incref_at(obj)
+        if look[0]:
+            size = _header_size(obj, look[1], look[2], look[3], look[4], look[5])
+            sizes[i] = max(size, 0)
+            misses += 1 if size < 0 else 0
+    return misses
 
 
 @njit(cache=True)
-def _drop_share(pointers, parts, share, last, inline):
-    """Drop this share's references, leaving (marked in ``last``) any that could free an object."""
-    for i in range(pointers.shape[0]):
+def _drop_range(pointers, lo, hi, last):
+    """Drop the references ``lo:hi`` (atomically: the same object may be in another range),
+    leaving (marked in ``last``) any that could free an object; how many it left."""
+    marked = 0
+    for i in range(lo, hi):
+        if i + AHEAD < hi:
+            prefetch(pointers[i + AHEAD])
         obj = pointers[i]
-        if (obj >> _SHARE_BITS) & (parts - 1) == share:
-            low = halves_at(obj)
-            if low[0] <= 1:
+        while True:
+            low = load_u32(obj)
+            if low <= 1:
                 last[i] = 1
-            elif inline and low[0] < ORDINARY:
-                low[0] -= 1
-            else:
+                marked += 1
+                break
+            if low >= ORDINARY:
                 decref_at(obj)
+                break
+            if swap_u32(obj, low, low - 1):
+                break
+    return marked
 
 
 @njit(cache=True)
@@ -128,20 +147,20 @@ def _drop_marked(pointers, last):
 
 @njit(cache=True)
 def _run_share(block):
-    """One thread's share of a take or a drop, as described by ``block`` (see :func:`_blocks`)."""
-    op, items, count, pointers, parts, share, last, inline = (
-        block[0], block[1], block[2], block[3], block[4], block[5], block[6], block[7] != 0)
+    """One thread's range of a take or a drop, as described by ``block`` (see :func:`_blocks`);
+    its count (a take's misses, a drop's marked references) goes to ``block[_COUNTED]``."""
+    op, items, count, parts, share = block[0], block[1], block[2], block[4], block[5]
+    pointers = carray(words_at(block[3]), count)
+    lo, hi = share * count // parts, (share + 1) * count // parts
     if op == _TAKE:
-        _take_share(items, count, carray(words_at(pointers), count), parts, share, inline,
-                    block[8:])
+        block[_COUNTED] = _take_range(items, pointers, lo, hi, block[_LOOK:])
     else:
-        _drop_share(carray(words_at(pointers), count), parts, share,
-                    carray(bytes_at(last), count), inline)
+        block[_COUNTED] = _drop_range(pointers, lo, hi, carray(bytes_at(block[6]), count))
 
 
 def _thread_main(arg):
     """A helper thread's start routine: its share of the work, described at ``arg``."""
-    _run_share(carray(arg, 8, np.int64))
+    _run_share(carray(arg, _ROW, np.int64))
     return arg
 
 
@@ -215,7 +234,7 @@ def _pthreads() -> tuple[int, int] | None:
 
 def helper_threads(count: int) -> int:
     """How many threads share the counting of ``count`` references (a power of two)."""
-    if _pthreads() is None or count < THREADED_FROM:
+    if _pthreads() is None or count < THREADED_FROM or sys.byteorder != "little":
         return 1
     n = max(1, min(numba.get_num_threads(), count // PER_THREAD))
     return 1 << (n.bit_length() - 1)
@@ -235,24 +254,22 @@ class HeaderLook:
     state_at: int
     state_mask: int
 
-    FIELDS = 7
-
-    def fields(self, sizes: np.ndarray, misses: np.ndarray) -> tuple[int, ...]:
-        """The row :func:`_take_share` reads as ``look``."""
-        return (sizes.ctypes.data, misses.ctypes.data, self.want_type, self.type_at,
-                self.size_at, self.state_at, self.state_mask)
+    def fields(self, sizes: np.ndarray) -> tuple[int, ...]:
+        """What :func:`_take_range` reads as ``look``."""
+        return (sizes.ctypes.data, self.want_type, self.type_at, self.size_at, self.state_at,
+                self.state_mask)
 
 
 def _blocks(op: int, items: int, pointers: np.ndarray, parts: int,
             last: np.ndarray | None = None, look: tuple[int, ...] | None = None) -> np.ndarray:
-    """One row per share: what :func:`_run_share` reads (``items``: a take's source, ``last``:
+    """One row per thread: what :func:`_run_share` reads (``items``: a take's source, ``last``:
     a drop's marks)."""
-    blocks = np.zeros((parts, 8 + HeaderLook.FIELDS), dtype=np.int64)
-    blocks[:, :8] = (op, items, pointers.shape[0], pointers.ctypes.data, parts, 0,
-                     0 if last is None else last.ctypes.data, sys.byteorder == "little")
+    blocks = np.zeros((parts, _ROW), dtype=np.int64)
+    blocks[:, :_LOOK] = (op, items, pointers.shape[0], pointers.ctypes.data, parts, 0,
+                         0 if last is None else last.ctypes.data, 0)
     blocks[:, 5] = np.arange(parts)
     if look is not None:
-        blocks[:, 8:] = look
+        blocks[:, _LOOK:] = look
     return blocks
 
 
@@ -270,8 +287,10 @@ def _drop(pointers: np.ndarray, parts: int) -> None:
     if pointers.shape[0] == 0:
         return
     last = np.zeros(pointers.shape[0], dtype=np.uint8)
-    _run(_blocks(_DROP, 0, pointers, parts, last))
-    _drop_marked(pointers, last)
+    blocks = _blocks(_DROP, 0, pointers, parts, last)
+    _run(blocks)
+    if blocks[:, _COUNTED].any():
+        _drop_marked(pointers, last)
 
 
 def items_of(seq: list | tuple, items_at: int) -> int:
@@ -298,6 +317,8 @@ class References:
                  look: HeaderLook | None = None) -> None:
         count = len(seq)
         self.parts = helper_threads(count) if parts is None else parts
+        if sys.byteorder != "little":
+            self.parts = 1  # the threads change the low half of a count: little-endian only
         self._tuple: tuple | None = None
         self._finalizer = None
         self.sizes: np.ndarray | None = None
@@ -315,15 +336,13 @@ class References:
                                             self.sizes))
             return
         self.pointers = np.empty(count, dtype=np.int64)
-        fields = None
-        if look is not None:
-            sizes = np.empty(count, dtype=np.int64)
-            misses = np.zeros(self.parts, dtype=np.int64)
-            fields = look.fields(sizes, misses)
+        sizes = np.empty(count if look is not None else 0, dtype=np.int64)
+        blocks = _blocks(_TAKE, items_of(seq, items_at), self.pointers, self.parts,
+                         look=None if look is None else look.fields(sizes))
         if count:  # the GIL is kept from here to the last reference taken
-            _run(_blocks(_TAKE, items_of(seq, items_at), self.pointers, self.parts, look=fields))
+            _run(blocks)
         if look is not None:
-            self.sizes, self.misses = sizes, int(misses.sum())
+            self.sizes, self.misses = sizes, int(blocks[:, _COUNTED].sum())
         self._finalizer = weakref.finalize(self, _drop, self.pointers, self.parts)
 
     def drop(self) -> None:

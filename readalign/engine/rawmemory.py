@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 
+from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
@@ -30,7 +31,6 @@ def word(address: int) -> int:
 
 
 bytes_at = _pointer_to(types.uint8)
-halves_at = _pointer_to(types.uint32)
 words_at = _pointer_to(types.int64)
 
 
@@ -50,3 +50,52 @@ def _count_change(method: str):
 
 incref_at = _count_change("incref")
 decref_at = _count_change("decref")
+
+
+_U32 = ir.IntType(32)
+
+
+@intrinsic
+def load_u32(typingctx, address):
+    """The 32-bit word at ``address``, read atomically (other threads may change it)."""
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], _U32.as_pointer())
+        return builder.zext(builder.load_atomic(ptr, "monotonic", 4), ir.IntType(64))
+    return types.int64(types.int64), codegen
+
+
+@intrinsic
+def add_u32(typingctx, address, value):
+    """Atomically add ``value`` to the 32-bit word at ``address``."""
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], _U32.as_pointer())
+        builder.atomic_rmw("add", ptr, builder.trunc(args[1], _U32), "monotonic")
+        return context.get_dummy_value()
+    return types.void(types.int64, types.int64), codegen
+
+
+@intrinsic
+def swap_u32(typingctx, address, expected, value):
+    """Atomically set the 32-bit word at ``address`` to ``value`` if it is ``expected``;
+    whether it was."""
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], _U32.as_pointer())
+        pair = builder.cmpxchg(ptr, builder.trunc(args[1], _U32), builder.trunc(args[2], _U32),
+                               "monotonic", "monotonic")
+        return builder.extract_value(pair, 1)
+    return types.boolean(types.int64, types.int64, types.int64), codegen
+
+
+@intrinsic
+def prefetch(typingctx, address):
+    """Ask the CPU to bring the line at ``address`` into its caches, for writing (a hint: it
+    never faults)."""
+    def codegen(context, builder, signature, args):
+        byte_ptr = ir.IntType(8).as_pointer()
+        fnty = ir.FunctionType(ir.VoidType(), [byte_ptr, _U32, _U32, _U32])
+        name = "llvm.prefetch.p0i8"  # LLVM renames it to its own form where pointers are opaque
+        fn = builder.module.globals.get(name) or ir.Function(builder.module, fnty, name=name)
+        builder.call(fn, [builder.inttoptr(args[0], byte_ptr), ir.Constant(_U32, 1),
+                          ir.Constant(_U32, 3), ir.Constant(_U32, 1)])
+        return context.get_dummy_value()
+    return types.void(types.int64), codegen

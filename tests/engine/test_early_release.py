@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import numpy as np
 import pytest
-from conftest import under_simulator
+from conftest import HAS_GPU, under_simulator
 
 from readalign.engine.pyobjects import read_strings
 
@@ -47,3 +48,35 @@ print("ok")
 
 def test_pipeline_with_early_release_equals_the_cpu():
     assert under_simulator("-c", CHECK, timeout=600).strip() == "ok"
+
+
+THREADED_CODE = """
+import sys
+import numpy as np, readalign
+from readalign.engine import pyrefs
+rng = np.random.default_rng(3)
+codes = np.frombuffer(b"ACGT", np.uint8)
+reads = [codes[rng.integers(0, 4, 150)].tobytes().decode() for _ in range(600_000)]
+wins = [codes[rng.integers(0, 4, 170)].tobytes().decode() for _ in range(600_000)]
+wins[::7] = wins[:len(wins[::7])]  # one object in several places, on different threads
+assert pyrefs.helper_threads(len(reads)) > 1
+before = [sys.getrefcount(x) for x in reads[:2000] + wins[:2000]]
+s = readalign.Scoring(1, 4, 6, 1)
+for kw in ({}, dict(mode="local", scoring=s)):
+    g = readalign.align(reads, wins, backend="cuda", **kw)
+    assert [sys.getrefcount(x) for x in reads[:2000] + wins[:2000]] == before, kw
+    c = readalign.align(reads[:20_000], wins[:20_000], backend="cpu", **kw)
+    assert (g.distance[:20_000] == c.distance).all() and g.cigars()[:20_000] == c.cigars(), kw
+print("ok")
+"""
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
+def test_long_lists_held_on_helper_threads_through_the_gpu_keep_their_counts():
+    """Two lists of 600,000, their references taken and dropped on helper threads around a
+    GPU call (some objects held in several places): every count is back afterwards, and the
+    results equal the CPU's."""
+    out = subprocess.run([sys.executable, "-X", "faulthandler", "-c", THREADED_CODE],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]

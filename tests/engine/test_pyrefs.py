@@ -26,8 +26,8 @@ def _counts(objs):
 @given(picks=st.lists(st.integers(0, 39), max_size=300), parts=st.sampled_from([1, 2, 4, 8]),
        as_tuple=st.booleans())
 def test_each_occurrence_takes_one_reference_and_drop_gives_it_back(picks, parts, as_tuple):
-    pool = [f"read-{i}-" + "ACGT" * (i % 5) for i in range(20)]
-    pool += [s.encode() for s in pool]
+    pool = [f"read-{i}-" + "ACGT" * (i % 5) + "x" * (0 if i % 3 else 5000) for i in range(20)]
+    pool += [s.encode() for s in pool]  # the long ones lie on many pages: every thread has some
     seq = [pool[i] for i in picks]
     seq = tuple(seq) if as_tuple else seq
     before = _counts(pool)
@@ -39,6 +39,19 @@ def test_each_occurrence_takes_one_reference_and_drop_gives_it_back(picks, parts
     refs.drop()
     refs.drop()  # a second drop does nothing
     assert _counts(pool) == before
+
+
+@pytest.mark.parametrize("parts", [2, 8])
+def test_one_object_in_every_range_is_counted_once_per_place(parts):
+    """Every thread changes the same object's count at once: each change is atomic, so the
+    take adds exactly one per place and the drop takes exactly that back."""
+    one = "shared" + "ACGT" * 40
+    seq = [one] * 200_000
+    before = sys.getrefcount(one)
+    refs = _take(seq, parts)
+    assert sys.getrefcount(one) == before + len(seq)
+    refs.drop()
+    assert sys.getrefcount(one) == before
 
 
 def test_immortal_and_interned_strings_keep_their_counts():
