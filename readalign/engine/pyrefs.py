@@ -19,10 +19,10 @@ as CPython's own macros change a mortal object's count in every version with
 the GIL. Before, each thread took the objects whose address fell in its share
 of the address space, which kept the changes plain but made every thread scan
 the whole list: for two lists of a million on the H100 host the take (with the
-look at each header) took 9.4-10.5 ms and the drop 8.4-8.7, by ranges 4.4-5.5 and
-3.1-3.9 (benchmarks/RESULTS.md, twenty-fourth session). Any other
-count (an immortal object's, from 3.12) goes through ``Py_IncRef``/``Py_DecRef``,
-which change nothing there. A helper thread never frees an object: where a count
+look at each header) took 9.4-10.5 ms and the drop 8.4-8.7, by ranges 4.4-5.5
+and 3.1-3.9 (benchmarks/RESULTS.md, twenty-fourth session). Any other count (an
+immortal object's, from 3.12) goes through ``Py_IncRef``/``Py_DecRef``, which
+change nothing there. A helper thread never frees an object: where a count
 could reach zero (the list let go of the element meanwhile), the calling thread
 drops that reference afterwards.
 
@@ -149,9 +149,9 @@ def _drop_marked(pointers, last):
 def _run_share(block):
     """One thread's range of a take or a drop, as described by ``block`` (see :func:`_blocks`);
     its count (a take's misses, a drop's marked references) goes to ``block[_COUNTED]``."""
-    op, items, count, parts, share = block[0], block[1], block[2], block[4], block[5]
+    op, items, count, parts, part = block[0], block[1], block[2], block[4], block[5]
     pointers = carray(words_at(block[3]), count)
-    lo, hi = share * count // parts, (share + 1) * count // parts
+    lo, hi = part * count // parts, (part + 1) * count // parts
     if op == _TAKE:
         block[_COUNTED] = _take_range(items, pointers, lo, hi, block[_LOOK:])
     else:
@@ -159,7 +159,7 @@ def _run_share(block):
 
 
 def _thread_main(arg):
-    """A helper thread's start routine: its share of the work, described at ``arg``."""
+    """A helper thread's start routine: its range of the work, described at ``arg``."""
     _run_share(carray(arg, _ROW, np.int64))
     return arg
 
