@@ -7,7 +7,7 @@ twice on one core: for 2M strings 38-54 ms on the H100 host (taking 21-29 ms,
 dropping 17-26), as long as the GPU needs to align 1M pairs from fixed-width
 arrays. Here helper threads change the counts while the calling thread keeps
 the GIL, so no Python code runs meanwhile: one compiled call (without
-``nogil``) starts them with ``pthread_create``, does a share itself and joins
+``nogil``) starts them with ``pthread_create``, does a part itself and joins
 them, running no Python bytecode in between, where the interpreter could hand
 the GIL to another thread (numba's parallel regions release it, so they cannot
 be used for this); joining the threads also makes their writes visible to it.
@@ -146,7 +146,7 @@ def _drop_marked(pointers, last):
 
 
 @njit(cache=True)
-def _run_share(block):
+def _run_part(block):
     """One thread's range of a take or a drop, as described by ``block`` (see :func:`_blocks`);
     its count (a take's misses, a drop's marked references) goes to ``block[_COUNTED]``."""
     op, items, count, parts, part = block[0], block[1], block[2], block[4], block[5]
@@ -160,7 +160,7 @@ def _run_share(block):
 
 def _thread_main(arg):
     """A helper thread's start routine: its range of the work, described at ``arg``."""
-    _run_share(carray(arg, _ROW, np.int64))
+    _run_part(carray(arg, _ROW, np.int64))
     return arg
 
 
@@ -196,10 +196,10 @@ _call2, _call4 = _c_function(2), _c_function(4)
 
 @njit(cache=True)
 def _run_all(blocks, handles, create, join, start_routine):
-    """Every share of ``blocks`` on a thread of its own, the first on this one.
+    """Every row of ``blocks`` on a thread of its own, the first on this one.
 
     Compiled without ``nogil`` and running no Python code, so the calling thread
-    keeps the GIL from the first thread started to the last one joined. A share
+    keeps the GIL from the first thread started to the last one joined. A row
     whose thread cannot be started runs here once the others are done.
     """
     parts = blocks.shape[0]
@@ -209,13 +209,13 @@ def _run_all(blocks, handles, create, join, start_routine):
         if _call4(create, (handles[w:].ctypes.data, 0, start_routine,
                            blocks.ctypes.data + w * row)) != 0:
             handles[w] = -1
-    _run_share(blocks[0])
+    _run_part(blocks[0])
     for w in range(1, parts):
         if handles[w] != -1:
             _call2(join, (handles[w], 0))
     for w in range(1, parts):
         if handles[w] == -1:
-            _run_share(blocks[w])
+            _run_part(blocks[w])
 
 
 @cache
@@ -262,7 +262,7 @@ class HeaderLook:
 
 def _blocks(op: int, items: int, pointers: np.ndarray, parts: int,
             last: np.ndarray | None = None, look: tuple[int, ...] | None = None) -> np.ndarray:
-    """One row per thread: what :func:`_run_share` reads (``items``: a take's source, ``last``:
+    """One row per thread: what :func:`_run_part` reads (``items``: a take's source, ``last``:
     a drop's marks)."""
     blocks = np.zeros((parts, _ROW), dtype=np.int64)
     blocks[:, :_LOOK] = (op, items, pointers.shape[0], pointers.ctypes.data, parts, 0,
@@ -278,7 +278,7 @@ def _run(blocks: np.ndarray) -> None:
     threads = _pthreads()
     if len(blocks) == 1 or threads is None:
         for block in blocks:
-            _run_share(block)
+            _run_part(block)
         return
     _run_all(blocks, np.zeros(len(blocks), dtype=np.int64), *threads, _start_routine())
 

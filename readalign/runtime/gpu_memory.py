@@ -59,7 +59,8 @@ def free_gpu_memory() -> None:
 
 
 OUT_OF_MEMORY = 2
-"""``CUDA_ERROR_OUT_OF_MEMORY`` (device or pinned memory)."""
+"""``CUDA_ERROR_OUT_OF_MEMORY`` (device or pinned memory); numba's ``cudadrv.enums``, which
+has it, cannot be imported under the CUDA simulator."""
 
 
 def _out_of_memory(exc: Exception) -> bool:

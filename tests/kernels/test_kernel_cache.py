@@ -113,7 +113,6 @@ def test_scored_kernels_cached_by_separate_processes_load_side_by_side(cache_dir
                     want.score, want.query_start, want.ref_start, want.cigar, want.nm), (k, q, t)
 
 
-
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
 def test_second_process_loads_the_cuda_kernels_from_the_disk_cache(tmp_path):
