@@ -203,15 +203,17 @@ def _scored_chunk(K: int, ns, finish):
     return align_scored_chunk
 
 
-def scored_packed_chunk_source(K: int, device_jit=None, vote=vote_alone):
+def scored_packed_chunk_source(K: int, device_jit=None, vote=vote_alone, strip: int | None = None):
     """The scored chunk kernel with the GPU's packed forward pass (:mod:`.scored_packed`):
     neighbouring pairs of a chunk that :func:`.scored_packed.packs` admits run two at a time
     in 16-bit halves, their boundaries side by side as on the GPU, and each is traced alone
     from them; other chunks run as :func:`scored_chunk_source`'s. The tests hold it against
-    that kernel (the CPU backend itself keeps the 32-bit pass).
+    that kernel (the CPU backend itself keeps the 32-bit pass). ``strip``: read rows per strip
+    (default :func:`.scored_packed.store_strip`, the GPU's).
     """
     jit = device_jit or njit(cache=False)
-    forward2 = scored_packed.build(jit, lanes16.signed_ops(jit), K).forward2
+    S = strip or scored_packed.store_strip(K)
+    forward2 = scored_packed.build(jit, lanes16.signed_ops(jit), K, S).forward2
     packs = jit(scored_packed.packs)
     table = jit(scored_packed.pair_table)
     ns = scored_quadrant.build(jit, vote, K)
@@ -240,7 +242,7 @@ def scored_packed_chunk_source(K: int, device_jit=None, vote=vote_alone):
                  np.empty(cs, np.uint32))
         halves = (words[0].view(np.int16), words[1].view(np.int16), words[2].view(np.int16),
                   words[3].view(np.int16))
-        work = np.empty(4 * K, np.uint32)
+        work = np.empty(4 * S, np.uint32)
         tile = np.empty(TILE, np.int32)
         moves = np.empty(K * K, np.uint8)
         for x in range(lo, hi, 2):

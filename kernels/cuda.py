@@ -132,8 +132,9 @@ def kernels(K: int, vote: bool = True):
 
 
 CIGAR_MAX_REGISTERS = 128
-"""Register cap of the scored kernels of the CIGAR path (the forward pass that keeps boundaries,
-the traceback): 16 warps per SM. The forward pass uses 168 registers uncapped at k = 16
+"""Register cap of the 32-bit scored kernels of the CIGAR path (the forward pass that keeps
+boundaries, the traceback): 16 warps per SM (the packed pass takes none:
+:func:`scored_packed_kernels`). The forward pass uses 168 registers uncapped at k = 16
 (capped, ptxas spills 140 bytes, none in the column loops): on the H100 the CIGAR rows gained
 5% while the same cap made the score-only kernel 2.7x slower, so that one is not capped
 (benchmarks/RESULTS.md, sixteenth session). The traceback fits 128 without spills (139
@@ -240,20 +241,30 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
 
 
 @cache
-def scored_packed_kernels(K: int):
+def scored_packed_kernels(K: int, strip: int | None = None):
     """The packed local forward kernels (:mod:`.scored_packed`) for quadrant size ``K``:
     ``(forward, forward_store)``, as :func:`scored_kernels`' first two. Thread ``x`` takes
     lanes ``2x`` and ``2x + 1`` (the last lane of an odd batch twice, its results once); the
     boundaries are the int16 lanes' arrays seen as words. Hopper's 16x2 instructions (sm_90);
-    under the simulator the plain-arithmetic operations."""
+    under the simulator the plain-arithmetic operations. ``strip``: read rows per strip of
+    the pass with stores (default :func:`.scored_packed.store_strip`).
+
+    Neither kernel takes :data:`CIGAR_MAX_REGISTERS`: the pass with stores in strips of 32
+    rows ran 1M pairs of the scored benchmark in 14.6 ms uncapped, 18.0 ms at 168 registers
+    and 22.3 ms at 128; in strips of 16 at 128 registers, 17.9 ms (an H100,
+    benchmarks/RESULTS.md, twenty-fifth session)."""
+    S = strip or scored_packed.store_strip(K)
     device = cuda.jit(device=True)
     ops = lanes16.signed_ops(device) if simulated() else lanes16.signed_dpx_ops()
     forward2 = scored_packed.build(device, ops, K).forward2
+    forward2_store = scored_packed.build(device, ops, K, S).forward2
     ROW2 = scored_packed.KEY_COLUMNS16
-    WORK2 = 4 * K
     TABLE = scored_packed.PAIR_TABLE
 
     def make_forward(store: bool):
+        fwd = forward2_store if store else forward2
+        WORK2 = 4 * (S if store else K)
+
         def scored_forward2_kernel(q, qoff, t, toff, sub2, A, go, ge, clip, rbH, rbF, cbH, cbE,
                                    rlen, clen, lanes, score, end_i, end_j):
             """Scores and end cells of lanes ``2x`` and ``2x + 1``; their boundaries too
@@ -269,7 +280,7 @@ def scored_packed_kernels(K: int):
             qa, ma, ta, na = lane_pair(qoff, toff, a)
             qb, mb, tb, nb = lane_pair(qoff, toff, b)
             half = lanes // 2
-            sa, ia, ja, sb, ib, jb = forward2(
+            sa, ia, ja, sb, ib, jb = fwd(
                 q, qa, qb, ma, mb, t, ta, tb, na, nb, shared, A, go, ge, clip, store,
                 cuda.local.array(ROW2, uint32), cuda.local.array(ROW2, uint32), rbH, rbF, x,
                 half, rlen, cbH, cbE, x, half, clen, cuda.local.array(WORK2, uint32))
@@ -281,13 +292,12 @@ def scored_packed_kernels(K: int):
                 end_i[b] = ib
                 end_j[b] = jb
 
-        fn = named_for(scored_forward2_kernel, "store" if store else "score")
-        return _jit_capped(fn) if store else cuda.jit(fn)
+        return cuda.jit(named_for(scored_forward2_kernel, f"store_s{S}" if store else "score"))
 
     kernels = (make_forward(False), make_forward(True))
     if not simulated():
         for kernel, role in zip(kernels, ("score", "store"), strict=True):
-            cache_by_source(kernel, "cuda-scored-packed", K, role)
+            cache_by_source(kernel, "cuda-scored-packed", K, S, role)
     return kernels
 
 

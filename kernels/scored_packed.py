@@ -57,6 +57,15 @@ _LOW = np.uint32(0xFFFF)
 _HIGH = np.uint32(0xFFFF0000)
 _NONE = np.uint32(0)
 
+STORE_STRIP_ROWS = 32
+"""Read rows per strip of the pass with stores, rounded to a multiple of the quadrant size: a
+strip's per-column work (the row above, the window letters) is shared by more cells."""
+
+
+def store_strip(K: int) -> int:
+    """Read rows per strip of the pass with stores at quadrant size ``K``."""
+    return max(K, STORE_STRIP_ROWS // K * K)
+
 
 def packs(mode: int, alphabet: int, best_sub: int, worst_sub: int, go: int, ge: int,
           clip: int, m_max: int, n_max: int) -> bool:
@@ -88,17 +97,24 @@ def pair_table(sub: np.ndarray, alphabet: int) -> np.ndarray:
     return out
 
 
-def build(device_jit, ops, K: int) -> SimpleNamespace:
+def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
     """Compile the packed local forward pass for quadrant size ``K`` with ``ops``
-    (:func:`.lanes16.signed_ops` or :func:`.lanes16.signed_dpx_ops`): ``forward2``."""
+    (:func:`.lanes16.signed_ops` or :func:`.lanes16.signed_dpx_ops`): ``forward2``.
+
+    ``S`` (a multiple of ``K``, default ``K``) is the read rows of one strip: a strip of
+    ``S`` rows keeps the top row of each of its ``S / K`` quadrant rows, so the boundaries,
+    and every result, are those of strips of ``K``."""
+    S = S or K
+    if S % K:
+        raise ValueError(f"strip height {S} is not a multiple of the quadrant size {K}")
     add2 = ops.add2
     max2 = ops.max2
     relu3 = ops.relu3
     umax2 = ops.umax2
-    tag = f"scored2_k{K}_{ops.name}"
+    tag = f"scored2_k{K}_s{S}_{ops.name}"
 
     join = device_jit(join_halves)
-    store_column = column_store(device_jit, K, tag)
+    store_column = column_store(device_jit, S, tag)
 
     @device_jit
     def column(t, ta, tb, na, nb, A, j):
@@ -109,18 +125,26 @@ def build(device_jit, ops, K: int) -> SimpleNamespace:
 
     def make_sweep(ragged: bool, store: bool):
         """One strip over every window column. ``ragged``: the windows differ in length, so
-        each column's keys keep only the halves whose window it is in. With ``store`` the
-        strip's top row and every K-th column go to the boundaries, as in
-        :mod:`.scored_quadrant`'s sweep."""
+        each column's keys keep only the halves whose window it is in.
+        With ``store`` the strip's top row, the top row of each further quadrant row in it
+        (row ``K``, ``2K``, ... of the strip, ``quad_row`` elements on, where the read has
+        them) and every K-th column go to the boundaries, as in :mod:`.scored_quadrant`'s
+        sweep."""
         def sweep2(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, rowH, rowF, work, h, neg2,
-                   rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, col_stride):
+                   rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, col_stride, quad_row):
             diag = np.uint32(rowH[0])
             rbj = np.uint64(rb0)
             step = np.uint64(rbs)
             cstep = np.uint64(cbs)
+            qstep = np.uint64(quad_row)
             if store:
                 rbH[rbj] = diag
                 rbF[rbj] = rowF[0]
+                for r in range(K - 1, S - 1, K):  # column 0 of the strip's inner quadrant rows
+                    if r + 1 < h:
+                        inner = rbj + np.uint64((r + 1) // K) * qstep
+                        rbH[inner] = np.uint32(0)
+                        rbF[inner] = neg2
             rowH[0] = np.uint32(0)
             rowF[0] = neg2
             first = min(1, N)
@@ -145,17 +169,21 @@ def build(device_jit, ops, K: int) -> SimpleNamespace:
                     rbF[rbj] = aboveF
                 pd = diag
                 diag = aboveH
-                for r in range(K):
+                for r in range(S):
                     leftH = work[r]
-                    e = max2(add2(leftH, oe2), add2(work[K + r], ge2))
+                    e = max2(add2(leftH, oe2), add2(work[S + r], ge2))
                     f = max2(add2(aboveH, oe2), add2(aboveF, ge2))
-                    v = relu3(add2(pd, sub2[np.uint32(work[2 * K + r] + col)]), e, f)
+                    v = relu3(add2(pd, sub2[np.uint32(work[2 * S + r] + col)]), e, f)
                     x = np.uint32(v & keep) if ragged else v
-                    work[3 * K + r] = umax2(work[3 * K + r],
+                    work[3 * S + r] = umax2(work[3 * S + r],
                                             np.uint32(np.uint32(x << 8) + later))
+                    if store and (r + 1) % K == 0 and r + 1 < S and r + 1 < h:
+                        inner = rbj + np.uint64((r + 1) // K) * qstep
+                        rbH[inner] = v
+                        rbF[inner] = f
                     pd = leftH
                     work[r] = v
-                    work[K + r] = e
+                    work[S + r] = e
                     aboveH = v
                     aboveF = f
                 rowH[j] = aboveH
@@ -175,8 +203,8 @@ def build(device_jit, ops, K: int) -> SimpleNamespace:
     def best_of_rows(work, i0, m, clip, shift, best, bi, bj):
         """The best cell so far of one half (``shift`` 0 or 16) after a strip: rows past the
         read's end do not count; the read's last row earns the clip bonus."""
-        for r in range(K):
-            key = np.int32((np.uint32(work[3 * K + r]) >> np.uint32(shift)) & _LOW)
+        for r in range(S):
+            key = np.int32((np.uint32(work[3 * S + r]) >> np.uint32(shift)) & _LOW)
             row_best = (key >> 8) + (clip if i0 + r + 1 == m else np.int32(0))
             if i0 + r < m and row_best > best:
                 best = row_best
@@ -190,7 +218,7 @@ def build(device_jit, ops, K: int) -> SimpleNamespace:
         ``(q[qb:qb+mb], t[tb:tb+nb])``: ``(score_a, i_a, j_a, score_b, i_b, j_b)``, as
         :mod:`.scored_quadrant`'s ``forward`` returns each.
 
-        ``sub2`` is :func:`pair_table`'s; ``rowH``/``rowF`` hold one row (words), ``work`` 4K
+        ``sub2`` is :func:`pair_table`'s; ``rowH``/``rowF`` hold one row (words), ``work`` 4S
         words: the strip's column of H and of E, its letter pairs' table rows and its rows'
         best-cell keys. Boundaries are words (one per element of both lanes) at
         ``rbb + e * rbs``, as :mod:`.scored_quadrant` lays out one lane's (when ``store``).
@@ -223,34 +251,34 @@ def build(device_jit, ops, K: int) -> SimpleNamespace:
         ja = 0
         ib = 0
         jb = 0
-        for s in range((M + K - 1) // K):
-            i0 = s * K
-            h = min(K, M - i0)
-            for r in range(K):
+        for s in range((M + S - 1) // S):
+            i0 = s * S
+            h = min(S, M - i0)
+            for r in range(S):
                 work[r] = np.uint32(0)
-                work[K + r] = neg2
+                work[S + r] = neg2
                 ca = np.uint32(q[np.uint64(qa + min(i0 + r, ma - 1))]) if ma > 0 else 0
                 cb = np.uint32(q[np.uint64(qb + min(i0 + r, mb - 1))]) if mb > 0 else 0
-                work[2 * K + r] = np.uint32((ca * np.uint32(A) + cb) * A1 * A1)
-                work[3 * K + r] = NO_CELL2
-            rb0 = rbb + s * rlen * rbs
+                work[2 * S + r] = np.uint32((ca * np.uint32(A) + cb) * A1 * A1)
+                work[3 * S + r] = NO_CELL2
+            rb0 = rbb + (i0 // K) * rlen * rbs
             cb0 = cbb + (i0 + 1) * cbs
             if na == nb and store:
                 even_store(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, rowH, rowF, work, h, neg2,
-                           rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs)
+                           rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs, rlen * rbs)
             elif na == nb:
                 even_fill(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, rowH, rowF, work, h, neg2,
-                          rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs)
+                          rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs, rlen * rbs)
             elif store:
                 ragged_store(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, rowH, rowF, work, h, neg2,
-                             rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs)
+                             rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs, rlen * rbs)
             else:
                 ragged_fill(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, rowH, rowF, work, h, neg2,
-                            rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs)
+                            rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs, rlen * rbs)
             best_a, ia, ja = best_of_rows(work, i0, ma, clip, 0, best_a, ia, ja)
             best_b, ib, jb = best_of_rows(work, i0, mb, clip, 16, best_b, ib, jb)
         score_a = np.int32(best_a - 2 * clip) if ma > 0 else np.int32(0)
         score_b = np.int32(best_b - 2 * clip) if mb > 0 else np.int32(0)
         return score_a, ia, ja, score_b, ib, jb
 
-    return SimpleNamespace(forward2=device_jit(named_for(forward2, tag)), K=K)
+    return SimpleNamespace(forward2=device_jit(named_for(forward2, tag)), K=K, S=S)

@@ -283,6 +283,7 @@ def align_with(q: Packed, t: Packed, job: Job, name: str, threads: int | None = 
     n_ops = np.empty(npairs, dtype=np.int64)
     scored = _ScoredArrays(npairs) if job.scores is not None else None
     pieces: list[tuple[np.ndarray, np.ndarray]] = []
+    offsets = None  # the backend's run offsets, where one batch is the whole call in order
     with stage("sort by length", npairs):
         every = Bounds.of(m, n)
         order = length_order(m, n, every)
@@ -303,6 +304,7 @@ def align_with(q: Packed, t: Packed, job: Job, name: str, threads: int | None = 
             whole = idx.shape[0] == npairs and is_range(idx, 0)
             if whole:
                 dist, ref_start, ref_end, n_ops = res.dist, res.ref_start, res.ref_end, res.n_ops
+                offsets = res.run_offsets
             else:
                 scatter_results(idx, res.dist, res.ref_start, res.ref_end, res.n_ops, dist,
                                 ref_start, ref_end, n_ops)
@@ -311,7 +313,8 @@ def align_with(q: Packed, t: Packed, job: Job, name: str, threads: int | None = 
         if job.with_cigar:
             pieces.extend((idx[lo:hi], runs) for lo, hi, runs in res.ops)
     with stage("CIGARs to input order", npairs):
-        offsets = flatseq.offsets_of(n_ops)
+        if offsets is None:
+            offsets = flatseq.offsets_of(n_ops)
         ops = _place_ops(pieces, n_ops, offsets, npairs)
     if scored is None:
         mode = "infix" if job.infix else "global"

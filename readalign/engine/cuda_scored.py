@@ -24,12 +24,14 @@ from ..kernels.cuda import (
     scored_packed_kernels,
 )
 from ..kernels.scored_quadrant import fits_int16
+from ..runtime import host_copy
 from ..runtime.gpu_memory import DevicePool, download
 from . import flatseq
 from .cuda import THREADS_PER_BLOCK
 from .cuda_stream import run_pipeline, upload_side
 from .job import BatchResult, Job
 from .packing import AnyPacked
+from .run_store import RunStore
 
 
 def _narrow(sc, m_max: int, n_max: int) -> bool:
@@ -141,30 +143,35 @@ class ScoredSteps:
                                np.empty(count, np.int64), np.empty(count, np.int64), [],
                                np.empty(count, np.int32), np.empty(count, np.int64),
                                np.empty(count, np.int64))
+        self.runs = RunStore(count)
 
     def forward(self, c, slot, staged: tuple) -> None:
-        """Enqueue: copy in, forward kernel, scores and ends back, then (CIGARs) the traceback
-        and its run counts back."""
+        """Enqueue: copy in (with the CIGAR slots), forward kernel, (CIGARs) the traceback and
+        its run counts back, then scores and ends back.
+
+        Nothing sits between the two kernels on the stream: a copy in between waited for the
+        next chunk's copy in on the copy engine, and the GPU idled 0.7-1.3 ms a chunk
+        (benchmarks/RESULTS.md, twenty-fifth session)."""
         job, pool, tl, n = self.job, slot.dev, self.tl, c.count
         tl.mark(c, slot, "start")
         dev = (*upload_side(slot, staged[0], "q"), *upload_side(slot, staged[1], "t"),
                pool.upload("sub", job.scores.sub))
+        if job.with_cigar:
+            slot_off = slot.host("slot_off", n, np.int64)
+            total = int(flatseq.scored_slots(staged[0].offsets, staged[1].offsets, slot_off))
+            c.slot_off = pool.upload("slot_off", slot_off)
         tl.mark(c, slot, "copied in")
         c.bufs = launch_forward(pool, dev, job, self.k, n, c.m_max, c.n_max)
         tl.mark(c, slot, "forward done")
+        if job.with_cigar:
+            tl.mark(c, slot, "traceback start")
+            c.tb = launch_traceback(pool, dev, job, self.k, c.bufs, c.slot_off, total)
+            tl.mark(c, slot, "traceback done")
+            download(c.tb[3], slot.host("n_ops", n, np.int64), slot.stream)
         _bufs, score, end_i, end_j = c.bufs
         download(score, slot.host("score", n, np.int32), slot.stream)
         download(end_i, slot.host("end_i", n, np.int64), slot.stream)
         download(end_j, slot.host("end_j", n, np.int64), slot.stream)
-        if not job.with_cigar:
-            return
-        slot_off = slot.host("slot_off", n, np.int64)
-        total = int(flatseq.scored_slots(staged[0].offsets, staged[1].offsets, slot_off))
-        c.slot_off = pool.upload("slot_off", slot_off)
-        tl.mark(c, slot, "traceback start")
-        c.tb = launch_traceback(pool, dev, job, self.k, c.bufs, c.slot_off, total)
-        tl.mark(c, slot, "traceback done")
-        download(c.tb[3], slot.host("n_ops", n, np.int64), slot.stream)
 
     def traceback(self, c, slot) -> None:
         """Wait for the run counts; pack the runs on the device and enqueue the copies back."""
@@ -175,8 +182,7 @@ class ScoredSteps:
         n, pool = c.count, slot.dev
         ops, q_start, ref_start, n_ops, nm = c.tb
         run_off = slot.host("run_off", n + 1, np.int64)
-        c.total_ops = int(flatseq.chunk_offsets(slot.host("n_ops", n, np.int64), None, 0, n,
-                                                run_off))
+        c.total_ops = int(flatseq.running_offsets(slot.host("n_ops", n, np.int64), run_off))
         runs = pool.space("runs", c.total_ops, np.uint32)
         compact_runs(ops, c.slot_off, n_ops, pool.upload("run_off", run_off[:n]), runs,
                      slot.stream)
@@ -190,20 +196,24 @@ class ScoredSteps:
         """Wait for the chunk and copy its results out of the pinned buffers."""
         slot.stream.synchronize()
         n, res, lo, hi = c.count, self.res, c.lo, c.hi
-        res.score[lo:hi] = slot.host("score", n, np.int32)
-        res.q_end[lo:hi] = slot.host("end_i", n, np.int64)
         if not self.job.with_cigar:
+            res.score[lo:hi] = slot.host("score", n, np.int32)
+            res.q_end[lo:hi] = slot.host("end_i", n, np.int64)
             res.ref_end[lo:hi] = slot.host("end_j", n, np.int64)
             res.q_start[lo:hi] = -1
             res.ref_start[lo:hi] = -1
             res.dist[lo:hi] = -1
             res.n_ops[lo:hi] = 0
             return
-        res.q_start[lo:hi] = slot.host("q_start", n, np.int64)
-        flatseq.place_lanes(lo, slot.host("nm", n, np.int64), slot.host("ref_start", n, np.int64),
-                            slot.host("end_j", n, np.int64), slot.host("n_ops", n, np.int64),
-                            res.dist, res.ref_start, res.ref_end, res.n_ops)
-        res.ops.append((lo, hi, slot.host("ops", c.total_ops, np.uint32).copy()))
+        runs, base = self.runs.space(hi, c.total_ops)
+        flatseq.place_scored(lo, base, slot.host("score", n, np.int32),
+                             slot.host("end_i", n, np.int64), slot.host("q_start", n, np.int64),
+                             slot.host("nm", n, np.int64), slot.host("ref_start", n, np.int64),
+                             slot.host("end_j", n, np.int64), slot.host("n_ops", n, np.int64),
+                             slot.host("run_off", n + 1, np.int64), res.score, res.q_end,
+                             res.q_start, res.dist, res.ref_start, res.ref_end, res.n_ops,
+                             self.runs.offsets)
+        host_copy.copy_into(runs, base, slot.host("ops", c.total_ops, np.uint32))
 
 
 def align_batch(q: AnyPacked, t: AnyPacked, idx: np.ndarray, job: Job, k: int,

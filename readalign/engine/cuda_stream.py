@@ -11,7 +11,8 @@ GPU still works on earlier chunks, so copies, kernels and host work overlap:
    step needs back;
 3. *traceback*: wait for it, enqueue what follows and the copies of the
    results back;
-4. *collect*: wait for the chunk, move its results out of the pinned buffers.
+4. *collect*: wait for the chunk, move its results out of the pinned buffers (CIGAR
+   runs straight after the previous chunk's, :class:`.run_store.RunStore`).
 
 Iteration i runs stage+forward of chunk i, traceback of i-2 and collect of
 i-3, so ``SLOTS = 4`` sets of buffers and streams rotate: while the host waits
@@ -48,6 +49,7 @@ from .job import BatchResult
 from .order import is_range
 from .packing import GridPacked, Packed
 from .pyobjects import StringRows
+from .run_store import RunStore
 
 log = logging.getLogger("readalign")
 
@@ -283,6 +285,7 @@ class EditSteps:
         self.job, self.k, self.tl = job, k, tl
         self.res = BatchResult(np.empty(count, np.int32), np.empty(count, np.int64),
                                np.empty(count, np.int64), np.empty(count, np.int64), [])
+        self.runs = RunStore(count)
 
     def forward(self, c: _Chunk, slot: _Slot, staged: tuple[Staged, Staged]) -> None:
         """Enqueue: copy the chunk in, forward kernel, distances (and spans) back."""
@@ -329,16 +332,18 @@ class EditSteps:
                             slot.host("end", n, np.int64), nops, res.dist, res.ref_start,
                             res.ref_end, res.n_ops)
         if nops is not None:
-            res.ops.append((c.lo, c.hi, self._runs(c, slot, nops)))
+            self._place_runs(c, slot, nops)
 
-    @staticmethod
-    def _runs(c: _Chunk, slot: _Slot, counts: np.ndarray) -> np.ndarray:
-        """A chunk's CIGAR runs, lane after lane, out of the lanes' slots in pinned ``ops``."""
+    def _place_runs(self, c: _Chunk, slot: _Slot, counts: np.ndarray) -> None:
+        """A chunk's CIGAR runs, lane after lane, out of the lanes' slots in pinned ``ops``
+        into the batch's runs, and the lanes' offsets."""
         n = c.count
-        out_offsets = slot.host("run_off", n + 1, np.int64)
-        flatseq.chunk_offsets(counts, None, 0, n, out_offsets)
-        return flatseq.gather(slot.host("ops", c.total_ops, np.uint32),
-                              slot.host("out_off", n, np.int64), counts, out_offsets)
+        run_off = slot.host("run_off", n + 1, np.int64)
+        total = int(flatseq.chunk_offsets(counts, None, 0, n, run_off))
+        runs, base = self.runs.space(c.hi, total)
+        flatseq.gather_into(slot.host("ops", c.total_ops, np.uint32),
+                            slot.host("out_off", n, np.int64), counts, run_off, runs, base)
+        flatseq.place_offsets(c.lo, base, run_off, self.runs.offsets)
 
 
 def _plan(q, t, idx: np.ndarray, job, k: int, lane_bytes) -> list[_Chunk]:
@@ -380,10 +385,13 @@ def run_pipeline(q, t, idx: np.ndarray, job, k: int, steps_type=EditSteps,
                 c = chunks[i]
                 with tally.stage("stage chunk (pinned)", c.count):
                     staged = staging.take()
-                    if i < last:
+                    if 0 < i < last:
                         staging.start(chunks[i + 1])
                 with tally.stage("enqueue copy in + forward", c.count):
                     steps.forward(c, slots[c.slot], staged)
+                if i == 0 < last:  # the GPU waits for chunk 0 alone: it goes before chunk 1's plan
+                    with tally.stage("stage chunk (pinned)", 0):
+                        staging.start(chunks[1])
                 if i == last and done_reading is not None:
                     with tally.stage("done reading the inputs", 0):
                         done_reading()
@@ -399,6 +407,9 @@ def run_pipeline(q, t, idx: np.ndarray, job, k: int, steps_type=EditSteps,
         staging.drain()
     tally.report(f"  gpu pipeline, {len(chunks)} chunk(s): ")
     tl.report(time.perf_counter() - t0)
+    if job.with_cigar:
+        steps.res.ops = steps.runs.pieces()
+        steps.res.run_offsets = steps.runs.offsets
     return steps.res
 
 

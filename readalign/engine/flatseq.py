@@ -36,13 +36,19 @@ def translate(data, table):
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def gather(arr, starts, counts, out_offsets):
-    """``out[out_offsets[i]:][:counts[i]] = arr[starts[i]:][:counts[i]]`` for every i."""
-    out = np.empty(out_offsets[-1], dtype=arr.dtype)
+def gather_into(arr, starts, counts, out_offsets, out, base):
+    """``out[base + out_offsets[i]:][:counts[i]] = arr[starts[i]:][:counts[i]]`` for every i."""
     for i in prange(starts.shape[0]):
         s = starts[i]
-        o = out_offsets[i]
+        o = base + out_offsets[i]
         copy_run(out[o:o + counts[i]], arr[s:s + counts[i]])
+
+
+def gather(arr: np.ndarray, starts: np.ndarray, counts: np.ndarray,
+           out_offsets: np.ndarray) -> np.ndarray:
+    """``out[out_offsets[i]:][:counts[i]] = arr[starts[i]:][:counts[i]]`` for every i."""
+    out = np.empty(out_offsets[-1], dtype=arr.dtype)
+    gather_into(arr, starts, counts, out_offsets, out, 0)
     return out
 
 
@@ -205,9 +211,50 @@ def place_lanes(lo, dist, start, end, n_ops, out_dist, out_start, out_end, out_n
 
 
 @njit(parallel=True, nogil=True, cache=True)
+def place_offsets(lo, base, run_off, out_off):
+    """A chunk's pairs' run offsets (``run_off``, from 0) at ``out_off[lo + 1:]``, from ``base``."""
+    for i in prange(run_off.shape[0] - 1):
+        out_off[lo + i + 1] = base + run_off[i + 1]
+
+
+@njit(parallel=True, nogil=True, cache=True)
+def place_scored(lo, base, score, end_i, q_start, nm, ref_start, end_j, n_ops, run_off, out_score,
+                 out_q_end, out_q_start, out_dist, out_ref_start, out_ref_end, out_nops, out_off):
+    """A scored chunk's per-lane results and run offsets (from ``base``) at ``out_x[lo + i]``,
+    in one parallel pass (a fresh result takes its page faults on every core)."""
+    for i in prange(score.shape[0]):
+        out_score[lo + i] = score[i]
+        out_q_end[lo + i] = end_i[i]
+        out_q_start[lo + i] = q_start[i]
+        out_dist[lo + i] = nm[i]
+        out_ref_start[lo + i] = ref_start[i]
+        out_ref_end[lo + i] = end_j[i]
+        out_nops[lo + i] = n_ops[i]
+        out_off[lo + i + 1] = base + run_off[i + 1]
+
+
+@njit(nogil=True, cache=True)
 def scored_slots(q_off, t_off, out):
-    """``out[i]``: lane i's first CIGAR slot when lane i has ``m + n + 2`` slots (lengths from
-    the staged offsets); returns the total."""
-    for i in prange(out.shape[0]):
-        out[i] = (q_off[i + 1] - q_off[i]) + (t_off[i + 1] - t_off[i]) + 2
-    return _scan_in_place(out, True)
+    """``out[i]``: lane i's first CIGAR slot when lane i has ``m + n + 2`` slots, from the staged
+    offsets (their sums: no scan); returns the total.
+
+    On the calling thread alone: the GPU loop runs it while the staging worker's parallel fill
+    runs, and a parallel region of its own would wait for the fill's threads (on the H100 host
+    the enqueue of a chunk took 3.3-3.8 ms, ending with the fill; benchmarks/RESULTS.md,
+    twenty-fifth session)."""
+    n = out.shape[0]
+    for i in range(n):
+        out[i] = q_off[i] + t_off[i] + 2 * i
+    return q_off[n] + t_off[n] + 2 * n
+
+
+@njit(nogil=True, cache=True)
+def running_offsets(counts, out):
+    """``out[0] = 0``, ``out[i + 1] = out[i] + counts[i]``; returns the total. On the calling
+    thread alone, as :func:`scored_slots` (a chunk's run counts, beside the staging fill)."""
+    total = 0
+    out[0] = 0
+    for i in range(counts.shape[0]):
+        total += counts[i]
+        out[i + 1] = total
+    return total

@@ -44,7 +44,8 @@ class BatchResult:
 
     ``ops`` is a list of ``(lo, hi, runs)``: the CIGAR runs of batch positions
     ``lo:hi``, concatenated (a backend working in chunks hands them over as they
-    are, without one more copy of all runs).
+    are, without one more copy of all runs). ``run_offsets``, where a backend gives
+    them, are every pair's first run in ``ops``' one piece (``count + 1``).
     """
 
     dist: np.ndarray
@@ -55,6 +56,7 @@ class BatchResult:
     score: np.ndarray | None = None  # scored jobs: the score, and the aligned read span
     q_start: np.ndarray | None = None
     q_end: np.ndarray | None = None
+    run_offsets: np.ndarray | None = None
 
 
 def slot_capacity(m: np.ndarray, n: np.ndarray, max_distance: int, scored: bool = False) -> np.ndarray:

@@ -436,3 +436,6 @@ def test_parallel_scans_equal_numpy(values, seed):
     cap = v + w + 2
     assert flatseq.scored_slots(q_off, t_off, scored) == cap.sum()
     assert scored.tolist() == (np.cumsum(cap) - cap).tolist()
+    runs = np.empty(count + 1, np.int64)
+    assert flatseq.running_offsets(v, runs) == int(v.sum())
+    assert runs.tolist() == want.tolist()

@@ -144,9 +144,9 @@ def test_packed_pass_aligns_as_the_32_bit_pass(data, which, k, letters):
 
 
 @cache
-def _forwards(K: int):
+def _forwards(K: int, S: int):
     jit = njit(cache=False)
-    return (scored_packed.build(jit, OPS, K).forward2,
+    return (scored_packed.build(jit, OPS, K, S).forward2,
             scored_quadrant.build(jit, kernels_cpu.vote_alone, K).forward)
 
 
@@ -168,11 +168,13 @@ def _inf(x):
     return np.where(x <= scored_packed.NEG_P, NEG16, x)
 
 
-def check_two_pairs(ra: str, wa: str, rb: str, wb: str, k: int, sc) -> None:
-    """The packed pass on two pairs: each pair's score, end cell and every boundary value its
-    traceback can read equal the 32-bit pass's on that pair alone."""
+def check_two_pairs(ra: str, wa: str, rb: str, wb: str, k: int, sc, strip: int = 0) -> None:
+    """The packed pass on two pairs, in strips of ``strip`` read rows (default ``k``): each
+    pair's score, end cell and every boundary value its traceback can read equal the 32-bit
+    pass's (strips of ``k``) on that pair alone."""
     codes = [sc.codes[np.frombuffer(x.encode(), np.uint8)] for x in (ra, rb, wa, wb)]
-    forward2, forward = _forwards(k)
+    strip = strip or k
+    forward2, forward = _forwards(k, strip)
     q = np.concatenate(codes[:2]).astype(np.uint8)
     t = np.concatenate(codes[2:]).astype(np.uint8)
     ma, mb, na, nb = (len(c) for c in codes)
@@ -183,7 +185,7 @@ def check_two_pairs(ra: str, wa: str, rb: str, wb: str, k: int, sc) -> None:
     got = forward2(q, 0, ma, ma, mb, t, 0, na, na, nb, scored_packed.pair_table(sc.flat(), 5), 5,
                    sc.gap_open, sc.gap_extend, sc.clip_penalty, True, np.empty(N + 1, np.uint32),
                    np.empty(N + 1, np.uint32), words[0], words[1], 0, 1, N + 1, words[2],
-                   words[3], 0, 1, M + 1, np.empty(4 * k, np.uint32))
+                   words[3], 0, 1, M + 1, np.empty(4 * strip, np.uint32))
     halves = [w.view(np.int16).reshape(-1, 2) for w in words]
     for lane, (rq, wt, m, n) in enumerate(((codes[0], codes[2], ma, na),
                                            (codes[1], codes[3], mb, nb))):
@@ -201,12 +203,19 @@ def check_two_pairs(ra: str, wa: str, rb: str, wb: str, k: int, sc) -> None:
                                       _inf(theirs[b * (m + 1) + low:(b + 1) * (m + 1)])), (name, b)
 
 
-@settings(max_examples=40, deadline=None)
-@given(data=st.data(), k=st.sampled_from([4, 8]), which=st.integers(0, len(SCORINGS) - 1))
-def test_boundaries_equal_the_32_bit_pass_inside_each_matrix(data, k, which):
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), k=st.sampled_from([4, 8]), which=st.integers(0, len(SCORINGS) - 1),
+       quads=st.sampled_from([1, 2, 3, 4]))
+def test_boundaries_equal_the_32_bit_pass_inside_each_matrix(data, k, which, quads):
+    """Also for strips of 2-4 quadrant rows, which keep the inner quadrant rows' tops."""
     text = st.text(alphabet="ACGTN", max_size=50)
     (ra, wa), (rb, wb) = data.draw(st.tuples(st.tuples(text, text), st.tuples(text, text)))
-    check_two_pairs(ra, wa, rb, wb, k, SCORINGS[which])
+    check_two_pairs(ra, wa, rb, wb, k, SCORINGS[which], k * quads)
+
+
+def test_a_strip_height_that_is_not_whole_quadrant_rows_is_refused():
+    with pytest.raises(ValueError, match="not a multiple"):
+        scored_packed.build(njit(cache=False), OPS, 8, 12)
 
 
 def test_columns_past_a_window_never_hold_the_best_cell():
