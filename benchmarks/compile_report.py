@@ -67,7 +67,7 @@ def kernels(k: int, cc: tuple[int, int] = (9, 0)) -> dict:
         packed_fwd, packed_store = kcuda.scored_packed_kernels(k)
         found["scored_packed_forward"] = (packed_fwd.py_func, SCORED_PACKED_FORWARD, None)
         found["scored_packed_forward_store"] = (packed_store.py_func, SCORED_PACKED_FORWARD,
-                                                kcuda.CIGAR_MAX_REGISTERS)
+                                                None)
         found["packed_forward_dpx"] = (cuda_packed.packed_kernel(k, True).py_func, PACKED_FORWARD,
                                        None)
     return found
