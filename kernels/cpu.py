@@ -203,16 +203,16 @@ def _scored_chunk(K: int, ns, finish):
     return align_scored_chunk
 
 
-def scored_packed_chunk_source(K: int, device_jit=None, vote=vote_alone, strip: int | None = None):
+def scored_packed_chunk_source(K: int, device_jit=None, vote=vote_alone):
     """The scored chunk kernel with the GPU's packed forward pass (:mod:`.scored_packed`):
     neighbouring pairs of a chunk that :func:`.scored_packed.packs` admits run two at a time
     in 16-bit halves, their boundaries side by side as on the GPU, and each is traced alone
     from them; other chunks run as :func:`scored_chunk_source`'s. The tests hold it against
-    that kernel (the CPU backend itself keeps the 32-bit pass). ``strip``: read rows per strip
-    (default :func:`.scored_packed.store_strip`, the GPU's).
+    that kernel (the CPU backend itself keeps the 32-bit pass). Its strips are the GPU's
+    (:func:`.scored_packed.store_strip`).
     """
     jit = device_jit or njit(cache=False)
-    S = strip or scored_packed.store_strip(K)
+    S = scored_packed.store_strip(K)
     forward2 = scored_packed.build(jit, lanes16.signed_ops(jit), K, S).forward2
     packs = jit(scored_packed.packs)
     table = jit(scored_packed.pair_table)

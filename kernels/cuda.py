@@ -247,7 +247,8 @@ def scored_packed_kernels(K: int, strip: int | None = None):
     lanes ``2x`` and ``2x + 1`` (the last lane of an odd batch twice, its results once); the
     boundaries are the int16 lanes' arrays seen as words. Hopper's 16x2 instructions (sm_90);
     under the simulator the plain-arithmetic operations. ``strip``: read rows per strip of
-    the pass with stores (default :func:`.scored_packed.store_strip`).
+    the pass with stores (default :func:`.scored_packed.store_strip`; other heights are for
+    timing them).
 
     Neither kernel takes :data:`CIGAR_MAX_REGISTERS`: the pass with stores in strips of 32
     rows ran 1M pairs of the scored benchmark in 14.6 ms uncapped, 18.0 ms at 168 registers

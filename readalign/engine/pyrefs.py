@@ -234,7 +234,7 @@ def _pthreads() -> tuple[int, int] | None:
 
 def helper_threads(count: int) -> int:
     """How many threads share the counting of ``count`` references (a power of two)."""
-    if _pthreads() is None or count < THREADED_FROM or sys.byteorder != "little":
+    if _pthreads() is None or count < THREADED_FROM:
         return 1
     n = max(1, min(numba.get_num_threads(), count // PER_THREAD))
     return 1 << (n.bit_length() - 1)

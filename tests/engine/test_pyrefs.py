@@ -27,7 +27,7 @@ def _counts(objs):
        as_tuple=st.booleans())
 def test_each_occurrence_takes_one_reference_and_drop_gives_it_back(picks, parts, as_tuple):
     pool = [f"read-{i}-" + "ACGT" * (i % 5) + "x" * (0 if i % 3 else 5000) for i in range(20)]
-    pool += [s.encode() for s in pool]  # the long ones lie on many pages: every thread has some
+    pool += [s.encode() for s in pool]
     seq = [pool[i] for i in picks]
     seq = tuple(seq) if as_tuple else seq
     before = _counts(pool)

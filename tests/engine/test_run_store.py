@@ -34,7 +34,7 @@ def test_chunks_of_runs_come_back_end_to_end_with_their_offsets(chunks):
 
 CHUNKS = """
 import numpy as np, readalign
-from readalign.engine import cuda, order, run_store
+from readalign.engine import cuda, run_store
 cuda.SIM_BATCH = 16
 grown = []
 real = run_store.RunStore.space
