@@ -224,3 +224,19 @@ def test_columns_past_a_window_never_hold_the_best_cell():
     scoring = readalign.Scoring(1, 4, 1, 1, clip_penalty=20)
     check_two_pairs("ACGTACGT", "", "ACGTTT", "ACGTTTACG", 4, scoring)
     check_two_pairs("ACGTTT", "ACGTTTACG", "ACGTACGT", "", 4, scoring)
+
+
+def test_long_insertions_stay_one_gap_block():
+    """Reads with several inserted bases, where the trace must extend the insertion in the F
+    state rather than take each cell's best move: one ``I`` run each, on the 32-bit traceback
+    and after the packed pass (a traceback that never extended insertions split these gaps)."""
+    reads = ["AAGGCACGCTGTGACAGATTGTGATATTTCTCCATATGCACACGTGCCGTGGATACAAACTTCTTACCTATATTAGACGG",
+             "CGTGCGCTCCGGCGAGTTCTTACAGTTGCTGCATGGTATCATTCCCAAGAACTTATAT",
+             "CGCAAGGTGGAATTCCGCACCCGATGGACGGTTCCCAACAGGGGAAGTCAACGAAGTCGGACACTGAAGACCAAA"]
+    windows = ["AAGGCACTGTCCGCTGTGACAGATTGTGATATTTCTCGCACGTGCCGTGGATACAAACTTCTTACCAATATTAGACGG",
+               "CGTGCGCCCCGGCGAGTTCTTACAGTGGTATCATTCCCAAGAACTTATAT",
+               "CGCAAGGTGGACCGCACCCGATGGACGGTTCCCAACAGGGGAAGTCAACGAAGTCGGACACTGAAGACCAAA"]
+    scoring = readalign.Scoring(1, 4, 6, 1)
+    want = readalign.align(reads, windows, backend="cpu", mode="local", scoring=scoring, k=8)
+    assert [want.cigar(i) for i in range(3)] == ["6S25M7I42M", "25M8I25M", "11M3I61M"]
+    assert_packed_same(reads, windows, scoring=scoring, k=8)
