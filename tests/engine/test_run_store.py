@@ -70,8 +70,7 @@ for indels in (False, True):  # equal lengths keep input order; indels sort by l
         assert len(grown) == 8 and (indels or sum(grown) > 1), (kw, grown)
         assert (g.distance == c.distance).all() and g.cigars() == c.cigars(), kw
         assert (g.cigar_offsets == c.cigar_offsets).all(), kw
-        assert (g.cigar_ops[:c.cigar_ops.shape[0]] == c.cigar_ops).all(), kw
-        assert g.cigar_ops.shape == c.cigar_ops.shape, kw
+        assert np.array_equal(g.cigar_ops, c.cigar_ops), kw
         if "scoring" in kw:
             assert (g.score == c.score).all() and (g.query_start == c.query_start).all(), kw
             assert (g.query_end == c.query_end).all() and (g.ref_start == c.ref_start).all()
