@@ -75,7 +75,6 @@ def time_kernels(q, t, mode: int, scoring: Scoring, cigar: bool, k: int = 8,
 
     from readalign.engine import cuda_scored
     from readalign.engine.cuda import device_batches
-    from readalign.engine.flatseq import scored_slots
     from readalign.engine.packing import take
     from readalign.runtime.gpu_memory import DevicePool
 
@@ -94,14 +93,12 @@ def time_kernels(q, t, mode: int, scoring: Scoring, cigar: bool, k: int = 8,
     dev = tuple(cuda.to_device(a, stream=pool.stream)
                 for a in (qs.data, qs.offsets, ts.data, ts.offsets, job.scores.sub))
     m_max, n_max = int(m.max()), int(n.max())
-    slot_off = np.empty(count, np.int64)
-    total = int(scored_slots(qs.offsets, ts.offsets, slot_off))
-    d_off = cuda.to_device(slot_off, stream=pool.stream)
+    total = cuda_scored.slot_total(qs.offsets, ts.offsets)
 
     def run(trace: bool) -> None:
         fwd = cuda_scored.launch_forward(pool, dev, job, k, count, m_max, n_max)
         if trace:
-            cuda_scored.launch_traceback(pool, dev, job, k, fwd, d_off, total)
+            cuda_scored.launch_traceback(pool, dev, job, k, fwd, total)
 
     run(trace)
     pool.stream.synchronize()

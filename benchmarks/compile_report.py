@@ -38,7 +38,7 @@ SCORED_FORWARD = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, int64, I1
                   int64, int64, int64, I32, I64, I64)
 """The scored kernels as the GPU runs them on batches whose values fit int16."""
 SCORED_TRACEBACK = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, int64, bool_, I16, I16,
-                    I16, I16, int64, int64, int64, I64, I64, I64, uint32[::1], I64, I64, I64, I64)
+                    I16, I16, int64, int64, int64, I64, I64, uint32[::1], I64, I64, I64, I64)
 U32 = uint32[::1]
 SCORED_PACKED_FORWARD = (SEQ, I64, SEQ, I64, U32, int64, int64, int64, int64, U32, U32, U32, U32,
                          int64, int64, int64, I32, I64, I64)

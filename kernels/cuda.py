@@ -11,11 +11,14 @@ under the CUDA simulator, which lacks warp intrinsics, each lane votes alone.
 
 from __future__ import annotations
 
+import math
 import threading
+import warnings
 from functools import cache
 
 import numpy as np
-from numba import cuda, int16, int32, uint8, uint32
+from numba import cuda, int16, int32, int64, uint8, uint32
+from numba.core.errors import NumbaPerformanceWarning
 
 from . import lanes16, scored_packed, scored_quadrant
 from .disk_cache import cache_by_source, named_for
@@ -39,10 +42,25 @@ threads launching one kernel for the first time at once both load it, and the se
 Every launch takes this lock (a launch only enqueues: well under a millisecond)."""
 
 
+SMALL_GRID = 128
+"""numba-cuda warns of low occupancy below this many blocks, at every such launch."""
+
+
 def launch(kernel, grid, block, stream, *args) -> None:
-    """Enqueue ``kernel[grid, block, stream](*args)`` under :data:`LAUNCH_LOCK`."""
+    """Enqueue ``kernel[grid, block, stream](*args)`` under :data:`LAUNCH_LOCK`.
+
+    A small grid is this package's choice (a batch of a few pairs, the one-block scan of
+    a chunk's run counts), not a user's mistake, so numba-cuda's low-occupancy warning
+    is kept from the user there; other warnings pass."""
+    blocks = grid if isinstance(grid, int) else math.prod(grid)
     with LAUNCH_LOCK:
-        kernel[grid, block, stream](*args)
+        if blocks >= SMALL_GRID:
+            kernel[grid, block, stream](*args)
+            return
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=NumbaPerformanceWarning,
+                                    message="Grid size")
+            kernel[grid, block, stream](*args)
 
 
 lane_pair = cuda.jit(device=True)(pair_bounds)
@@ -211,9 +229,10 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
     forward_store = make_forward(True)
 
     def scored_traceback_kernel(q, qoff, t, toff, mode, sub, A, go, ge, n_code, eqx, rbH, rbF,
-                                cbH, cbE, rlen, clen, lanes, end_i, end_j, out_off, out, q_start,
+                                cbH, cbE, rlen, clen, lanes, end_i, end_j, out, q_start,
                                 ref_start, n_ops, nm):
-        """CIGAR runs of lane ``p``'s pair into ``out[out_off[p]:]``; its starts and NM."""
+        """CIGAR runs of lane ``p``'s pair into its ``m + n + 2`` slots of ``out``
+        (:func:`scored_slot`); its starts and NM."""
         p = cuda.grid(1)
         B = end_i.shape[0]
         shared = cuda.shared.array(SUB, int32)
@@ -225,7 +244,7 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
         qb, m, tb, n = lane_pair(qoff, toff, p)
         si, sj, k, d = traceback(q, qb, 1, m, t, tb, 1, n, mode, shared, A, go, ge, n_code, eqx,
                                  end_i[p], end_j[p], rbH, rbF, p, lanes, rlen, cbH, cbE, p, lanes,
-                                 clen, tile, moves, out, out_off[p], 1)
+                                 clen, tile, moves, out, scored_slot(qoff, toff, p), 1)
         q_start[p] = si
         ref_start[p] = sj
         n_ops[p] = k
@@ -302,22 +321,72 @@ def scored_packed_kernels(K: int, strip: int | None = None):
     return kernels
 
 
+@cuda.jit(device=True)
+def scored_slot(qoff, toff, p):
+    """Lane ``p``'s first CIGAR slot when every lane has ``m + n + 2`` slots: the sums of the
+    staged offsets, so no slot offsets cross to the device."""
+    return qoff[p] + toff[p] + 2 * p
+
+
+SCAN_THREADS = 1024
+"""Threads of the block that turns a chunk's run counts into offsets."""
+
+
 @cuda.jit
-def _compact_runs_kernel(ops, slot_off, n_ops, out_off, out):
-    """Lane p's ``n_ops[p]`` runs from ``ops[slot_off[p]:]`` to ``out[out_off[p]:]``."""
+def _running_offsets_kernel(counts, out):
+    """``out[0] = 0``, ``out[i + 1] = out[i] + counts[i]`` in one block: each thread sums its
+    share of ``counts``, the block scans the shares' sums, and each thread writes its share."""
+    n = counts.shape[0]
+    t = cuda.threadIdx.x
+    threads = cuda.blockDim.x
+    share = (n + threads - 1) // threads
+    lo = min(t * share, n)
+    hi = min(lo + share, n)
+    own = int64(0)
+    for i in range(lo, hi):
+        own += counts[i]
+    sums = cuda.shared.array(SCAN_THREADS, int64)
+    sums[t] = own
+    cuda.syncthreads()
+    step = 1
+    while step < threads:
+        add = sums[t - step] if t >= step else int64(0)
+        cuda.syncthreads()
+        sums[t] += add
+        cuda.syncthreads()
+        step *= 2
+    run = sums[t] - own
+    if t == 0:
+        out[0] = 0
+    for i in range(lo, hi):
+        run += counts[i]
+        out[i + 1] = run
+
+
+def running_offsets(counts, out, stream) -> None:
+    """Enqueue ``out[:n + 1]``: the offsets of ``n = len(counts)`` lanes' runs end to end (their
+    total last), so the runs are packed without the counts' trip to the host and back."""
+    launch(_running_offsets_kernel, 1, 32 if simulated() else SCAN_THREADS, stream, counts, out)
+
+
+@cuda.jit
+def _compact_scored_kernel(ops, qoff, toff, run_off, out):
+    """Lane p's runs from its slots in ``ops`` (:func:`scored_slot`) to ``out[run_off[p]:]``."""
     p = cuda.grid(1)
-    if p < n_ops.shape[0]:
-        src = slot_off[p]
-        dst = out_off[p]
-        for x in range(n_ops[p]):
+    if p < run_off.shape[0] - 1:
+        src = scored_slot(qoff, toff, p)
+        dst = run_off[p]
+        for x in range(run_off[p + 1] - dst):
             out[dst + x] = ops[src + x]
 
 
-def compact_runs(ops, slot_off, n_ops, out_off, out, stream) -> None:
-    """Pack each lane's CIGAR runs end to end on the device (worst-case slots to exact size)."""
-    n = n_ops.shape[0]
+def compact_scored_runs(ops, qoff, toff, run_off, out, stream) -> None:
+    """Pack each lane's CIGAR runs end to end on the device (worst-case slots to exact size);
+    ``run_off`` from :func:`running_offsets`."""
+    n = run_off.shape[0] - 1
     if n:
-        launch(_compact_runs_kernel, (n + 127) // 128, 128, stream, ops, slot_off, n_ops, out_off, out)
+        launch(_compact_scored_kernel, (n + 127) // 128, 128, stream, ops, qoff, toff, run_off,
+               out)
 
 
 @cuda.jit

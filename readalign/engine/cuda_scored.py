@@ -16,9 +16,10 @@ import numpy as np
 from ..kernels import scored_packed
 from ..kernels.cuda import (
     batch_layout,
-    compact_runs,
+    compact_scored_runs,
     even_lanes,
     launch,
+    running_offsets,
     scored_boundary_elements,
     scored_kernels,
     scored_packed_kernels,
@@ -103,9 +104,17 @@ def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m
     return arrays + layout, score, end_i, end_j
 
 
-def launch_traceback(pool: DevicePool, dev: tuple, job: Job, k: int, fwd: tuple, d_off,
+def slot_total(q_off: np.ndarray, t_off: np.ndarray) -> int:
+    """CIGAR slots of a chunk whose ``n`` lanes have ``m + n + 2`` each, from its staged offsets
+    (``n + 1`` each): the traceback kernel finds each lane's first slot the same way."""
+    n = q_off.shape[0] - 1
+    return int(q_off[n]) + int(t_off[n]) + 2 * n
+
+
+def launch_traceback(pool: DevicePool, dev: tuple, job: Job, k: int, fwd: tuple,
                      total_ops: int) -> tuple:
-    """Enqueue the scored traceback; returns ``(ops, q_start, ref_start, n_ops, nm)`` on the device."""
+    """Enqueue the scored traceback into ``total_ops`` slots (:func:`slot_total`); returns
+    ``(ops, q_start, ref_start, n_ops, nm)`` on the device."""
     sc = job.scores
     bufs, _score, end_i, end_j = fwd
     count = end_i.shape[0]
@@ -116,7 +125,7 @@ def launch_traceback(pool: DevicePool, dev: tuple, job: Job, k: int, fwd: tuple,
     narrow = bufs[0].dtype == np.int16
     launch(scored_kernels(k, narrow=narrow)[2], _blocks(count), THREADS_PER_BLOCK, pool.stream,
            *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, job.n_code, job.eqx, *bufs,
-           end_i, end_j, d_off, out[0], *out[1:])
+           end_i, end_j, out[0], *out[1:])
     return out
 
 
@@ -127,9 +136,11 @@ def _blocks(count: int) -> int:
 class ScoredSteps:
     """Steps 2-4 of :func:`readalign.engine.cuda_stream.run_pipeline` for scored alignment.
 
-    CIGAR slots are sized from the lengths (``m + n + 2`` runs), so the traceback is
-    enqueued right behind the forward pass; once the run counts are back, the runs are
-    packed end to end on the device and only their real size crosses to the host.
+    CIGAR slots are sized from the lengths (``m + n + 2`` runs a lane, found by each
+    lane from the staged offsets), so the traceback is enqueued right behind the
+    forward pass, and the runs are packed end to end on the device behind it (their
+    offsets scanned there too); once the offsets are back, only the runs' real size
+    crosses to the host.
     """
 
     @staticmethod
@@ -146,50 +157,45 @@ class ScoredSteps:
         self.runs = RunStore(count)
 
     def forward(self, c, slot, staged: tuple) -> None:
-        """Enqueue: copy in (with the CIGAR slots), forward kernel, (CIGARs) the traceback and
-        its run counts back, then scores and ends back.
+        """Enqueue: copy in, forward kernel, (CIGARs) the traceback, the runs' offsets and
+        packing, and every result but the runs back.
 
         Nothing sits between the two kernels on the stream: a copy in between waited for the
         next chunk's copy in on the copy engine, and the GPU idled 0.7-1.3 ms a chunk
         (benchmarks/RESULTS.md, twenty-fifth session)."""
-        job, pool, tl, n = self.job, slot.dev, self.tl, c.count
+        job, pool, tl, n, stream = self.job, slot.dev, self.tl, c.count, slot.stream
         tl.mark(c, slot, "start")
         dev = (*upload_side(slot, staged[0], "q"), *upload_side(slot, staged[1], "t"),
                pool.upload("sub", job.scores.sub))
-        if job.with_cigar:
-            slot_off = slot.host("slot_off", n, np.int64)
-            total = int(flatseq.scored_slots(staged[0].offsets, staged[1].offsets, slot_off))
-            c.slot_off = pool.upload("slot_off", slot_off)
         tl.mark(c, slot, "copied in")
         c.bufs = launch_forward(pool, dev, job, self.k, n, c.m_max, c.n_max)
         tl.mark(c, slot, "forward done")
         if job.with_cigar:
             tl.mark(c, slot, "traceback start")
-            c.tb = launch_traceback(pool, dev, job, self.k, c.bufs, c.slot_off, total)
+            total = slot_total(staged[0].offsets, staged[1].offsets)
+            ops, q_start, ref_start, n_ops, nm = launch_traceback(pool, dev, job, self.k, c.bufs,
+                                                                  total)
+            run_off = pool.get("run_off", n + 1, np.int64)
+            running_offsets(n_ops, run_off, stream)
+            c.tb = (pool.space("runs", total, np.uint32),)
+            compact_scored_runs(ops, dev[1], dev[3], run_off, c.tb[0], stream)
             tl.mark(c, slot, "traceback done")
-            download(c.tb[3], slot.host("n_ops", n, np.int64), slot.stream)
+            download(run_off, slot.host("run_off", n + 1, np.int64), stream)
+            download(q_start, slot.host("q_start", n, np.int64), stream)
+            download(ref_start, slot.host("ref_start", n, np.int64), stream)
+            download(nm, slot.host("nm", n, np.int64), stream)
         _bufs, score, end_i, end_j = c.bufs
-        download(score, slot.host("score", n, np.int32), slot.stream)
-        download(end_i, slot.host("end_i", n, np.int64), slot.stream)
-        download(end_j, slot.host("end_j", n, np.int64), slot.stream)
+        download(score, slot.host("score", n, np.int32), stream)
+        download(end_i, slot.host("end_i", n, np.int64), stream)
+        download(end_j, slot.host("end_j", n, np.int64), stream)
 
     def traceback(self, c, slot) -> None:
-        """Wait for the run counts; pack the runs on the device and enqueue the copies back."""
+        """Wait for the runs' offsets; enqueue the copy of the packed runs back."""
         slot.stream.synchronize()
-        if not self.job.with_cigar:
-            self.tl.mark(c, slot, "end")
-            return
-        n, pool = c.count, slot.dev
-        ops, q_start, ref_start, n_ops, nm = c.tb
-        run_off = slot.host("run_off", n + 1, np.int64)
-        c.total_ops = int(flatseq.running_offsets(slot.host("n_ops", n, np.int64), run_off))
-        runs = pool.space("runs", c.total_ops, np.uint32)
-        compact_runs(ops, c.slot_off, n_ops, pool.upload("run_off", run_off[:n]), runs,
-                     slot.stream)
-        download(runs, slot.host("ops", c.total_ops, np.uint32), slot.stream)
-        download(q_start, slot.host("q_start", n, np.int64), slot.stream)
-        download(ref_start, slot.host("ref_start", n, np.int64), slot.stream)
-        download(nm, slot.host("nm", n, np.int64), slot.stream)
+        if self.job.with_cigar:
+            n = c.count
+            c.total_ops = int(slot.host("run_off", n + 1, np.int64)[n])
+            download(c.tb[0], slot.host("ops", c.total_ops, np.uint32), slot.stream)
         self.tl.mark(c, slot, "end")
 
     def collect(self, c, slot) -> None:
@@ -209,7 +215,7 @@ class ScoredSteps:
         flatseq.place_scored(lo, base, slot.host("score", n, np.int32),
                              slot.host("end_i", n, np.int64), slot.host("q_start", n, np.int64),
                              slot.host("nm", n, np.int64), slot.host("ref_start", n, np.int64),
-                             slot.host("end_j", n, np.int64), slot.host("n_ops", n, np.int64),
+                             slot.host("end_j", n, np.int64),
                              slot.host("run_off", n + 1, np.int64), res.score, res.q_end,
                              res.q_start, res.dist, res.ref_start, res.ref_end, res.n_ops,
                              self.runs.offsets)

@@ -11,6 +11,11 @@ import numpy as np
 from numba import njit, prange
 
 from ..runtime.host_copy import copy_run
+from .rawmemory import prefetch_span
+
+STAGE_AHEAD = 8
+"""Sequences ahead whose letters a staging loop asks the cache for while it copies the current
+one: in length order they lie all over the input (or the heap), each line a miss."""
 
 
 @njit(parallel=True, nogil=True, cache=True)
@@ -166,6 +171,10 @@ def stage_grid(grid, idx, lo, dst_off, table, use_table, dst):
     """Rows ``idx[lo:]`` of a NUL-padded grid, concatenated at ``dst_off`` (through ``table``)."""
     count = dst_off.shape[0] - 1
     for i in prange(count):
+        if i + STAGE_AHEAD < count:
+            ahead = i + STAGE_AHEAD
+            prefetch_span(grid.ctypes.data + idx[lo + ahead] * grid.strides[0],
+                          (dst_off[ahead + 1] - dst_off[ahead]) * grid.itemsize)
         row = idx[lo + i]
         base = dst_off[i]
         if use_table:
@@ -185,6 +194,10 @@ def stage_flat(data, offsets, idx, lo, dst_off, dst):
     """Sequences ``idx[lo:]`` of a packed array, concatenated at ``dst_off``."""
     count = dst_off.shape[0] - 1
     for i in prange(count):
+        if i + STAGE_AHEAD < count:
+            ahead = i + STAGE_AHEAD
+            prefetch_span(data.ctypes.data + offsets[idx[lo + ahead]] * data.itemsize,
+                          (dst_off[ahead + 1] - dst_off[ahead]) * data.itemsize)
         src = offsets[idx[lo + i]]
         base = dst_off[i]
         copy_run(dst[base:dst_off[i + 1]], data[src:src + dst_off[i + 1] - base])
@@ -218,10 +231,11 @@ def place_offsets(lo, base, run_off, out_off):
 
 
 @njit(parallel=True, nogil=True, cache=True)
-def place_scored(lo, base, score, end_i, q_start, nm, ref_start, end_j, n_ops, run_off, out_score,
+def place_scored(lo, base, score, end_i, q_start, nm, ref_start, end_j, run_off, out_score,
                  out_q_end, out_q_start, out_dist, out_ref_start, out_ref_end, out_nops, out_off):
-    """A scored chunk's per-lane results and run offsets (from ``base``) at ``out_x[lo + i]``,
-    in one parallel pass (a fresh result takes its page faults on every core)."""
+    """A scored chunk's per-lane results, run counts and run offsets (``run_off``, from 0; placed
+    from ``base``) at ``out_x[lo + i]``, in one parallel pass (a fresh result takes its page
+    faults on every core)."""
     for i in prange(score.shape[0]):
         out_score[lo + i] = score[i]
         out_q_end[lo + i] = end_i[i]
@@ -229,32 +243,5 @@ def place_scored(lo, base, score, end_i, q_start, nm, ref_start, end_j, n_ops, r
         out_dist[lo + i] = nm[i]
         out_ref_start[lo + i] = ref_start[i]
         out_ref_end[lo + i] = end_j[i]
-        out_nops[lo + i] = n_ops[i]
+        out_nops[lo + i] = run_off[i + 1] - run_off[i]
         out_off[lo + i + 1] = base + run_off[i + 1]
-
-
-@njit(nogil=True, cache=True)
-def scored_slots(q_off, t_off, out):
-    """``out[i]``: lane i's first CIGAR slot when lane i has ``m + n + 2`` slots, from the staged
-    offsets (their sums: no scan); returns the total.
-
-    On the calling thread alone: the GPU loop runs it while the staging worker's parallel fill
-    runs, and a parallel region of its own would wait for the fill's threads (on the H100 host
-    the enqueue of a chunk took 3.3-3.8 ms, ending with the fill; benchmarks/RESULTS.md,
-    twenty-fifth session)."""
-    n = out.shape[0]
-    for i in range(n):
-        out[i] = q_off[i] + t_off[i] + 2 * i
-    return q_off[n] + t_off[n] + 2 * n
-
-
-@njit(nogil=True, cache=True)
-def running_offsets(counts, out):
-    """``out[0] = 0``, ``out[i + 1] = out[i] + counts[i]``; returns the total. On the calling
-    thread alone, as :func:`scored_slots` (a chunk's run counts, beside the staging fill)."""
-    total = 0
-    out[0] = 0
-    for i in range(counts.shape[0]):
-        total += counts[i]
-        out[i + 1] = total
-    return total

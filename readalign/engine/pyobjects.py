@@ -29,9 +29,9 @@ import numpy as np
 from numba import carray, njit, prange
 
 from ..runtime.host_copy import copy_run
-from .flatseq import offsets_of, pack_all
+from .flatseq import STAGE_AHEAD, offsets_of, pack_all
 from .pyrefs import HeaderLook, References, items_of
-from .rawmemory import bytes_at, word
+from .rawmemory import bytes_at, prefetch_span, word
 
 COMPACT_ASCII = 0x60
 """The ``compact`` and ``ascii`` bits of a ``str``'s state byte: its letters are inline bytes."""
@@ -54,6 +54,9 @@ def _stage(objects, data_at, idx, lo, dst_off, table, use_table, dst):
     """Elements ``idx[lo:]`` concatenated at ``dst_off`` (through ``table``), as ``flatseq.stage_grid``."""
     count = dst_off.shape[0] - 1
     for i in prange(count):
+        if i + STAGE_AHEAD < count:
+            ahead = i + STAGE_AHEAD
+            prefetch_span(objects[idx[lo + ahead]] + data_at, dst_off[ahead + 1] - dst_off[ahead])
         base = dst_off[i]
         n = dst_off[i + 1] - base
         src = carray(bytes_at(objects[idx[lo + i]] + data_at), (n,))

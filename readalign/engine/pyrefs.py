@@ -100,7 +100,10 @@ def _take_range(items, pointers, lo, hi, look):
     misses = 0
     for i in range(lo, hi):
         if i + AHEAD < hi:
-            prefetch(words_at(items + 8 * (i + AHEAD))[0])
+            ahead = words_at(items + 8 * (i + AHEAD))[0]
+            prefetch(ahead)
+            if look[0]:  # the state byte may be on the next line (a str's header is 40 bytes)
+                prefetch(ahead + look[4])
         obj = words_at(items + 8 * i)[0]
         pointers[i] = obj
         if 0 < load_u32(obj) < ORDINARY:

@@ -219,3 +219,25 @@ def test_only_the_drivers_out_of_memory_error_is_renamed():
 
     with pytest.raises(CudaAPIError, match="launch failed"):
         fails()
+
+
+QUIET = """
+import warnings, readalign
+from numba.core.errors import NumbaPerformanceWarning
+warnings.simplefilter("error", NumbaPerformanceWarning)
+s = readalign.Scoring(1, 4, 6, 1)
+for kw in (dict(mode="infix"), dict(mode="local", scoring=s), dict(mode="global", scoring=s)):
+    res = readalign.align(["ACGT", "ACCT", ""], ["TTACGTT", "ACGT", "AC"], backend="cuda", **kw)
+    assert len(res.cigars()) == 3
+print("ok")
+"""
+
+
+@pytest.mark.gpu
+@gpu
+def test_small_batches_raise_no_occupancy_warning():
+    """Three pairs run as one block of each kernel, the scan of run counts always does: numba's
+    low-occupancy warning (an error here) never reaches the caller."""
+    out = subprocess.run([sys.executable, "-c", QUIET], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]

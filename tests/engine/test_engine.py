@@ -431,11 +431,3 @@ def test_parallel_scans_equal_numpy(values, seed):
         assert flatseq.length_bounds(v, w) == (v.min(), v.max(), w.min(), w.max())
     assert flatseq.total_length(v, w) == int(v.sum() + w.sum())
     assert flatseq.iota(count).tolist() == list(range(count))
-    q_off, t_off = flatseq.offsets_of(v), flatseq.offsets_of(w)
-    scored = np.empty(count, np.int64)
-    cap = v + w + 2
-    assert flatseq.scored_slots(q_off, t_off, scored) == cap.sum()
-    assert scored.tolist() == (np.cumsum(cap) - cap).tolist()
-    runs = np.empty(count + 1, np.int64)
-    assert flatseq.running_offsets(v, runs) == int(v.sum())
-    assert runs.tolist() == want.tolist()
