@@ -18,7 +18,6 @@ from functools import cache
 
 import numpy as np
 from numba import cuda, int16, int32, int64, uint8, uint32
-from numba.core.errors import NumbaPerformanceWarning
 
 from . import lanes16, scored_packed, scored_quadrant
 from .disk_cache import cache_by_source, named_for
@@ -44,6 +43,9 @@ Every launch takes this lock (a launch only enqueues: well under a millisecond).
 
 SMALL_GRID = 128
 """numba-cuda warns of low occupancy below this many blocks, at every such launch."""
+LOW_OCCUPANCY = r".*Grid size \d+ will likely result in GPU under-utilization"
+"""That warning's message, as a filter matches it from its start (by text: numba-cuda has its
+own warning classes, apart from numba's, in some versions, and may highlight the text)."""
 
 
 def launch(kernel, grid, block, stream, *args) -> None:
@@ -58,8 +60,7 @@ def launch(kernel, grid, block, stream, *args) -> None:
             kernel[grid, block, stream](*args)
             return
         with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", category=NumbaPerformanceWarning,
-                                    message="Grid size")
+            warnings.filterwarnings("ignore", message=LOW_OCCUPANCY)
             kernel[grid, block, stream](*args)
 
 
