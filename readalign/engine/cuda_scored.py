@@ -177,8 +177,8 @@ class ScoredSteps:
                                                                   total)
             run_off = pool.get("run_off", n + 1, np.int64)
             running_offsets(n_ops, run_off, stream)
-            c.tb = (pool.space("runs", total, np.uint32),)
-            compact_scored_runs(ops, dev[1], dev[3], run_off, c.tb[0], stream)
+            c.runs = pool.space("runs", total, np.uint32)
+            compact_scored_runs(ops, dev[1], dev[3], run_off, c.runs, stream)
             tl.mark(c, slot, "traceback done")
             download(run_off, slot.host("run_off", n + 1, np.int64), stream)
             download(q_start, slot.host("q_start", n, np.int64), stream)
@@ -195,7 +195,7 @@ class ScoredSteps:
         if self.job.with_cigar:
             n = c.count
             c.total_ops = int(slot.host("run_off", n + 1, np.int64)[n])
-            download(c.tb[0], slot.host("ops", c.total_ops, np.uint32), slot.stream)
+            download(c.runs, slot.host("ops", c.total_ops, np.uint32), slot.stream)
         self.tl.mark(c, slot, "end")
 
     def collect(self, c, slot) -> None:

@@ -86,8 +86,8 @@ class _Chunk:
     n_max: int
     seqs: tuple = ()
     bufs: tuple = ()
-    slot_off: object = None
-    tb: tuple = ()
+    runs: object = None
+    """A scored chunk's CIGAR runs, packed end to end on the device."""
     total_ops: int = 0
     marks: dict = field(default_factory=dict)
 
