@@ -105,10 +105,11 @@ def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m
 
 
 def slot_total(q_off: np.ndarray, t_off: np.ndarray) -> int:
-    """CIGAR slots of a chunk whose ``n`` lanes have ``m + n + 2`` each, from its staged offsets
-    (``n + 1`` each): the traceback kernel finds each lane's first slot the same way."""
-    n = q_off.shape[0] - 1
-    return int(q_off[n]) + int(t_off[n]) + 2 * n
+    """CIGAR slots of a chunk, ``m + n + 2`` a lane (its read's and window's lengths), from the
+    staged offsets (one more than the lanes): the traceback kernel finds each lane's first
+    slot the same way (:func:`~readalign.kernels.cuda.scored_slot`)."""
+    lanes = q_off.shape[0] - 1
+    return int(q_off[lanes]) + int(t_off[lanes]) + 2 * lanes
 
 
 def launch_traceback(pool: DevicePool, dev: tuple, job: Job, k: int, fwd: tuple,
