@@ -175,6 +175,13 @@ def fill_shared(dst, src, count):
     cuda.syncthreads()
 
 
+@cuda.jit(device=True)
+def scored_slot(qoff, toff, p):
+    """Lane ``p``'s first CIGAR slot when every lane has ``m + n + 2`` slots: the sums of the
+    staged offsets, so no slot offsets cross to the device."""
+    return qoff[p] + toff[p] + 2 * p
+
+
 @cache
 def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
     """The scored kernels (:mod:`.scored_quadrant`) for quadrant size ``K``:
@@ -320,13 +327,6 @@ def scored_packed_kernels(K: int, strip: int | None = None):
         for kernel, role in zip(kernels, ("score", "store"), strict=True):
             cache_by_source(kernel, "cuda-scored-packed", K, S, role)
     return kernels
-
-
-@cuda.jit(device=True)
-def scored_slot(qoff, toff, p):
-    """Lane ``p``'s first CIGAR slot when every lane has ``m + n + 2`` slots: the sums of the
-    staged offsets, so no slot offsets cross to the device."""
-    return qoff[p] + toff[p] + 2 * p
 
 
 SCAN_THREADS = 1024

@@ -166,8 +166,9 @@ class ScoredSteps:
         (benchmarks/RESULTS.md, twenty-fifth session)."""
         job, pool, tl, n, stream = self.job, slot.dev, self.tl, c.count, slot.stream
         tl.mark(c, slot, "start")
-        dev = (*upload_side(slot, staged[0], "q"), *upload_side(slot, staged[1], "t"),
-               pool.upload("sub", job.scores.sub))
+        q_codes, q_off = upload_side(slot, staged[0], "q")
+        t_codes, t_off = upload_side(slot, staged[1], "t")
+        dev = (q_codes, q_off, t_codes, t_off, pool.upload("sub", job.scores.sub))
         tl.mark(c, slot, "copied in")
         c.bufs = launch_forward(pool, dev, job, self.k, n, c.m_max, c.n_max)
         tl.mark(c, slot, "forward done")
@@ -179,7 +180,7 @@ class ScoredSteps:
             run_off = pool.get("run_off", n + 1, np.int64)
             running_offsets(n_ops, run_off, stream)
             c.runs = pool.space("runs", total, np.uint32)
-            compact_scored_runs(ops, dev[1], dev[3], run_off, c.runs, stream)
+            compact_scored_runs(ops, q_off, t_off, run_off, c.runs, stream)
             tl.mark(c, slot, "traceback done")
             download(run_off, slot.host("run_off", n + 1, np.int64), stream)
             download(q_start, slot.host("q_start", n, np.int64), stream)
