@@ -170,10 +170,11 @@ def iota(count):
 def stage_grid(grid, idx, lo, dst_off, table, use_table, dst):
     """Rows ``idx[lo:]`` of a NUL-padded grid, concatenated at ``dst_off`` (through ``table``)."""
     count = dst_off.shape[0] - 1
+    rows_at, row_bytes = grid.ctypes.data, grid.strides[0]
     for i in prange(count):
         if i + STAGE_AHEAD < count:
             ahead = i + STAGE_AHEAD
-            prefetch_span(grid.ctypes.data + idx[lo + ahead] * grid.strides[0],
+            prefetch_span(rows_at + idx[lo + ahead] * row_bytes,
                           (dst_off[ahead + 1] - dst_off[ahead]) * grid.itemsize)
         row = idx[lo + i]
         base = dst_off[i]
@@ -193,10 +194,11 @@ def stage_grid(grid, idx, lo, dst_off, table, use_table, dst):
 def stage_flat(data, offsets, idx, lo, dst_off, dst):
     """Sequences ``idx[lo:]`` of a packed array, concatenated at ``dst_off``."""
     count = dst_off.shape[0] - 1
+    data_at = data.ctypes.data
     for i in prange(count):
         if i + STAGE_AHEAD < count:
             ahead = i + STAGE_AHEAD
-            prefetch_span(data.ctypes.data + offsets[idx[lo + ahead]] * data.itemsize,
+            prefetch_span(data_at + offsets[idx[lo + ahead]] * data.itemsize,
                           (dst_off[ahead + 1] - dst_off[ahead]) * data.itemsize)
         src = offsets[idx[lo + i]]
         base = dst_off[i]

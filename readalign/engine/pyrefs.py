@@ -46,7 +46,18 @@ from llvmlite import ir
 from numba import carray, cfunc, njit, prange, types
 from numba.extending import intrinsic
 
-from .rawmemory import add_u32, bytes_at, decref_at, incref_at, load_u32, prefetch, swap_u32, word, words_at
+from .rawmemory import (
+    add_u32,
+    bytes_at,
+    decref_at,
+    incref_at,
+    load_u32,
+    prefetch,
+    prefetch_read,
+    swap_u32,
+    word,
+    words_at,
+)
 
 THREADED_FROM = 1 << 19
 """Fewer elements are counted on the calling thread alone: helper threads share the cores
@@ -102,8 +113,8 @@ def _take_range(items, pointers, lo, hi, look):
         if i + AHEAD < hi:
             ahead = words_at(items + 8 * (i + AHEAD))[0]
             prefetch(ahead)
-            if look[0]:  # the state byte may be on the next line (a str's header is 40 bytes)
-                prefetch(ahead + look[4])
+            if look[0]:  # the state byte, read only, may be on the next line (a str's header
+                prefetch_read(ahead + look[4])  # is 40 bytes)
         obj = words_at(items + 8 * i)[0]
         pointers[i] = obj
         if 0 < load_u32(obj) < ORDINARY:
