@@ -234,8 +234,7 @@ def scored_packed_chunk_source(K: int, device_jit=None, vote=vote_alone):
                   nm)
             return
         sub2 = table(sub, A)
-        rowH = np.empty(nmax + 1, np.uint32)
-        rowF = np.empty(nmax + 1, np.uint32)
+        row = np.empty(nmax + 1, np.uint32)
         rs = row_size(mmax, nmax, K)
         cs = col_size(mmax, nmax, K)
         words = (np.empty(rs, np.uint32), np.empty(rs, np.uint32), np.empty(cs, np.uint32),
@@ -252,9 +251,8 @@ def scored_packed_chunk_source(K: int, device_jit=None, vote=vote_alone):
             rlen = max(na, nb) + 1
             clen = max(ma, mb) + 1
             sa, ia, ja, sb, ib, jb = forward2(q, qa, qb, ma, mb, t, ta, tb, na, nb, sub2, A, go,
-                                              ge, clip, with_cigar, rowH, rowF, words[0],
-                                              words[1], 0, 1, rlen, words[2], words[3], 0, 1,
-                                              clen, work)
+                                              ge, clip, with_cigar, row, words[0], words[1],
+                                              0, 1, rlen, words[2], words[3], 0, 1, clen, work)
             finish(x, qa, ma, ta, na, sa, ia, ja, q, t, mode, sub, A, go, ge, n_code, eqx,
                    with_cigar, halves, 0, 2, rlen, clen, tile, moves, slot_off, slots, score,
                    q_start, q_end, ref_start, ref_end, n_ops, nm)

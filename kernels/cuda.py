@@ -310,8 +310,8 @@ def scored_packed_kernels(K: int, strip: int | None = None):
             half = lanes // 2
             sa, ia, ja, sb, ib, jb = fwd(
                 q, qa, qb, ma, mb, t, ta, tb, na, nb, shared, A, go, ge, clip, store,
-                cuda.local.array(ROW2, uint32), cuda.local.array(ROW2, uint32), rbH, rbF, x,
-                half, rlen, cbH, cbE, x, half, clen, cuda.local.array(WORK2, uint32))
+                cuda.local.array(ROW2, uint32), rbH, rbF, x, half, rlen, cbH, cbE, x, half, clen,
+                cuda.local.array(WORK2, uint32))
             score[a] = sa
             end_i[a] = ia
             end_j[a] = ja

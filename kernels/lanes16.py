@@ -21,6 +21,11 @@ The scored pass (:mod:`.scored_packed`) holds signed values, so its set is apart
 the simulator's build) and :func:`signed_dpx_ops` (``add.s16x2``, ``max.s16x2``,
 ``max.relu.s16x2``, ``max.u16x2``; sm_90). ``add2`` adds per half modulo 2**16, ``max2`` and
 ``relu3`` (the maximum of three and 0) compare the halves as int16, ``umax2`` as uint16.
+
+Both sets also pack a working-row word of the scored pass, one byte per value:
+``row_word(h, d)`` keeps the low byte of each half of ``h`` (a value in ``0..255``) and of
+``d`` (in ``-128..127``); ``row_h(w)`` gives back the two ``h`` halves, ``row_d(w)`` the two
+``d`` halves sign-extended. On the GPU each is one ``prmt`` (byte permute).
 """
 
 from __future__ import annotations
@@ -63,9 +68,9 @@ def swar_ops(device_jit) -> SimpleNamespace:
                            name="swar")
 
 
-def _ptx_word_op(instruction: str):
+def _ptx_word_op(instruction: str, immediate: str = ""):
     """A GPU device function ``f(a, b)`` on two words (taken as uint32): one PTX
-    ``instruction``, inline."""
+    ``instruction``, inline (``immediate``: a constant last operand, such as ``", 0x4140"``)."""
     from llvmlite import ir
     from numba import cuda, types
     from numba.cuda.extending import intrinsic
@@ -76,7 +81,7 @@ def _ptx_word_op(instruction: str):
 
         def codegen(context, builder, signature, args):
             i32 = ir.IntType(32)
-            asm = ir.InlineAsm(ir.FunctionType(i32, [i32, i32]), f"{instruction} $0, $1, $2;",
+            asm = ir.InlineAsm(ir.FunctionType(i32, [i32, i32]), f"{instruction} $0, $1, $2{immediate};",
                                "=r,r,r")
             return builder.call(asm, args)
         return sig, codegen
@@ -84,7 +89,8 @@ def _ptx_word_op(instruction: str):
     def word_op(a, b):
         return op(np.uint32(a), np.uint32(b))
 
-    return cuda.jit(device=True)(named_for(word_op, instruction.replace(".", "_")))
+    name = (instruction + immediate).replace(".", "_").replace(", ", "_")
+    return cuda.jit(device=True)(named_for(word_op, name))
 
 
 def dpx_ops() -> SimpleNamespace:
@@ -118,6 +124,26 @@ def join_halves(lo, hi):
     return np.uint32(np.uint32(np.int64(lo) & 0xFFFF) | np.uint32((np.int64(hi) & 0xFFFF) << 16))
 
 
+def _row_word(h, d):
+    """Bytes: ``h``'s two low half bytes, then ``d``'s."""
+    h = np.uint32(h)
+    d = np.uint32(d)
+    return np.uint32((h & np.uint32(0xFF)) | ((h >> np.uint32(8)) & np.uint32(0xFF00))
+                     | ((d & np.uint32(0xFF)) << np.uint32(16))
+                     | (((d >> np.uint32(16)) & np.uint32(0xFF)) << np.uint32(24)))
+
+
+def _row_h(w):
+    """Bytes 0 and 1 of ``w`` as the low and high half."""
+    w = np.uint32(w)
+    return np.uint32((w & np.uint32(0xFF)) | ((w & np.uint32(0xFF00)) << np.uint32(8)))
+
+
+def _signed_byte(x):
+    """A byte (``0..255``) read as int8."""
+    return np.int32(x - ((x & 0x80) << 1))
+
+
 def signed_ops(device_jit) -> SimpleNamespace:
     """The signed lane operations in plain integer arithmetic, compiled by ``device_jit``."""
     half = device_jit(_half)
@@ -137,8 +163,23 @@ def signed_ops(device_jit) -> SimpleNamespace:
         lo = max(np.uint32(a) & _LOW16, np.uint32(b) & _LOW16)
         return np.uint32(lo | max(np.uint32(a) >> 16, np.uint32(b) >> 16) << 16)
 
+    signed_byte = device_jit(_signed_byte)
+
+    def _row_d(w):
+        w = np.uint32(w)
+        return join(signed_byte(np.int32((w >> np.uint32(16)) & np.uint32(0xFF))),
+                    signed_byte(np.int32(w >> np.uint32(24))))
+
     return SimpleNamespace(add2=device_jit(_add2), max2=device_jit(_max2),
-                           relu3=device_jit(_relu3), umax2=device_jit(_umax2), name="int")
+                           relu3=device_jit(_relu3), umax2=device_jit(_umax2),
+                           row_word=device_jit(_row_word), row_h=device_jit(_row_h),
+                           row_d=device_jit(_row_d), name="int")
+
+
+def _ptx_permute(selector: int):
+    """A GPU device function ``f(a, b)``: PTX ``prmt.b32`` of words ``a`` and ``b`` (bytes 0-3
+    and 4-7) with the constant ``selector``, inline."""
+    return _ptx_word_op("prmt.b32", f", {selector:#06x}")
 
 
 def signed_dpx_ops() -> SimpleNamespace:
@@ -152,5 +193,18 @@ def signed_dpx_ops() -> SimpleNamespace:
     def relu3(a, b, c):
         return relu(max2(a, b), c)
 
+    row_word = _ptx_permute(0x6420)  # bytes: a.0, a.2, b.0, b.2
+    row_h = _ptx_permute(0x4140)     # halves: a.0, a.1 (b = 0 pads)
+    row_d = _ptx_permute(0xB3A2)     # halves: a.2, a.3, sign-extended
+
+    @cuda.jit(device=True)
+    def low_bytes(w):
+        return row_h(w, np.uint32(0))
+
+    @cuda.jit(device=True)
+    def high_bytes(w):
+        return row_d(w, np.uint32(0))
+
     return SimpleNamespace(add2=_ptx_word_op("add.s16x2"), max2=max2, relu3=relu3,
-                           umax2=_ptx_word_op("max.u16x2"), name="dpx")
+                           umax2=_ptx_word_op("max.u16x2"), row_word=row_word, row_h=low_bytes,
+                           row_d=high_bytes, name="dpx")

@@ -5,7 +5,8 @@ each of two pairs, the first pair in the low half and the second in the high hal
 (:mod:`.lanes16`'s signed operations). Per two cells the inner loop is a substitution
 lookup, Gotoh's three maxima with their gap penalties and a best-cell key: on Hopper
 ``add.s16x2``/``max.s16x2``/``max.relu.s16x2``/``max.u16x2``, about as many instructions
-as the 32-bit pass spends on one cell, and one word of working row for two cells.
+as the 32-bit pass spends on one cell. The working row holds both pairs' H and F of a
+column in one word, a byte each (:func:`row_words`).
 
 The two pairs are neighbouring lanes of a batch, so their boundaries sit side by side in
 the batch-wide layout (``e * lanes + p``): one 32-bit store keeps both, and the
@@ -23,8 +24,10 @@ matrix are written but never read.
 that stay below it, so that ``H * 256 + (255 - j)``, the best-cell key of
 :mod:`.scored_quadrant` in 16 bits, fits each half; penalties and substitution scores within
 :data:`SPAN`, so that no half leaves int16 (16-bit adds wrap). The packed rows' minus
-infinity is :data:`NEG_P`, which loses every maximum as :data:`.scored_quadrant.NEG16` does,
-so the traceback's moves, and every result, are the 32-bit pass's.
+infinity is :data:`NEG_P`, which loses every maximum as :data:`.scored_quadrant.NEG16` does;
+gap open at most :data:`ROW_GAP_OPEN`, so that the working row's F fits its byte. The strips'
+top rows keep F only down to ``H - go - 1`` (:func:`row_words`), which changes no maximum and
+no move, so the traceback's moves, and every result, are the 32-bit pass's.
 """
 
 from __future__ import annotations
@@ -57,6 +60,10 @@ _LOW = np.uint32(0xFFFF)
 _HIGH = np.uint32(0xFFFF0000)
 _NONE = np.uint32(0)
 
+ROW_GAP_OPEN = 127
+"""Largest gap open of a packed scoring: the working row keeps ``max(F - H, -(go + 1))`` in
+a signed byte (:func:`row_words`)."""
+
 STORE_STRIP_ROWS = 32
 """Read rows per strip of the pass with stores, rounded to a multiple of the quadrant size: a
 strip's per-column work (the row above, the window letters) is shared by more cells."""
@@ -75,7 +82,23 @@ def packs(mode: int, alphabet: int, best_sub: int, worst_sub: int, go: int, ge: 
     """
     return (mode == LOCAL and alphabet <= PACK_ALPHABET and n_max < KEY_COLUMNS16
             and max(best_sub, 0) * min(m_max, n_max) + clip < KEY_COLUMNS16
-            and worst_sub > -SPAN and go + 2 * ge < SPAN)
+            and worst_sub > -SPAN and go + 2 * ge < SPAN and go <= ROW_GAP_OPEN)
+
+
+def row_words(h: np.ndarray, f: np.ndarray, go: int) -> np.ndarray:
+    """The packed pass's working-row words of two pairs' H and F (int16 ``[..., 2]``), one
+    byte each: both H (``0..255`` in local mode), then both ``max(F - H, -(go + 1))``.
+
+    F below ``H - go - 1`` is kept as ``H - go - 1``: the next F, ``max(H - go - ge,
+    F - ge)``, is ``H - go - ge`` either way, and F still loses to opening the gap, so the
+    traceback (which reads the strips' top rows) takes the same moves. Half the bytes of an
+    H word and an F word: the rows of a block's threads stay in L1 (benchmarks/RESULTS.md,
+    twenty-ninth session). The numpy model of what the sweep stores; the tests hold it
+    against the compiled lane operations."""
+    h = np.asarray(h, np.int64)
+    d = np.maximum(np.asarray(f, np.int64) - h, -(go + 1))
+    b = np.stack([h[..., 0], h[..., 1], d[..., 0], d[..., 1]], axis=-1) & 0xFF
+    return (b[..., 0] | b[..., 1] << 8 | b[..., 2] << 16 | b[..., 3] << 24).astype(np.uint32)
 
 
 def pair_table(sub: np.ndarray, alphabet: int) -> np.ndarray:
@@ -111,6 +134,9 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
     max2 = ops.max2
     relu3 = ops.relu3
     umax2 = ops.umax2
+    row_word = ops.row_word
+    row_h = ops.row_h
+    row_d = ops.row_d
     tag = f"scored2_k{K}_s{S}_{ops.name}"
 
     join = device_jit(join_halves)
@@ -130,38 +156,35 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
         (row ``K``, ``2K``, ... of the strip, ``quad_row`` elements on, where the read has
         them) and every K-th column go to the boundaries, as in :mod:`.scored_quadrant`'s
         sweep."""
-        def sweep2(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, rowH, rowF, work, h, neg2,
+        def sweep2(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, row, work, h, neg2, cap2, edge,
                    rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, col_stride, quad_row):
-            diag = np.uint32(rowH[0])
+            diag = row_h(row[0])
             rbj = np.uint64(rb0)
             step = np.uint64(rbs)
             cstep = np.uint64(cbs)
             qstep = np.uint64(quad_row)
             if store:
                 rbH[rbj] = diag
-                rbF[rbj] = rowF[0]
+                rbF[rbj] = add2(diag, row_d(row[0]))
                 for r in range(K - 1, S - 1, K):  # column 0 of the strip's inner quadrant rows
                     if r + 1 < h:
                         inner = rbj + np.uint64((r + 1) // K) * qstep
                         rbH[inner] = np.uint32(0)
                         rbF[inner] = neg2
-            rowH[0] = np.uint32(0)
-            rowF[0] = neg2
+            row[0] = edge
             first = min(1, N)
-            nextH = np.uint32(rowH[first])
-            nextF = np.uint32(rowF[first])
+            nextW = np.uint32(row[first])
             nextC = column(t, ta, tb, na, nb, A, 1)
             keep = np.uint32(0xFFFFFFFF)
             for j in range(1, N + 1):
                 later = np.uint32(np.uint32(KEY_COLUMNS16 - 1 - j) * ONE2)
                 if ragged:
                     keep = np.uint32((_LOW if j <= na else _NONE) | (_HIGH if j <= nb else _NONE))
-                aboveH = nextH
-                aboveF = nextF
+                aboveH = row_h(nextW)
+                aboveF = add2(aboveH, row_d(nextW))
                 col = nextC
                 ahead = min(j + 1, N)  # the next column's loads, issued a column early
-                nextH = np.uint32(rowH[ahead])
-                nextF = np.uint32(rowF[ahead])
+                nextW = np.uint32(row[ahead])
                 nextC = column(t, ta, tb, na, nb, A, ahead)
                 if store:
                     rbj += step
@@ -186,8 +209,7 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
                     work[S + r] = e
                     aboveH = v
                     aboveF = f
-                rowH[j] = aboveH
-                rowF[j] = aboveF
+                row[j] = row_word(aboveH, max2(add2(aboveF, add2(~aboveH, ONE2)), cap2))
                 if store and j % K == 0 and j < N:
                     store_column(cbH, cbE, work, np.uint64(cb0 + (j // K) * col_stride), cstep, h)
 
@@ -212,13 +234,14 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
                 bj = np.int32(KEY_COLUMNS16 - 1) - (key & np.int32(KEY_COLUMNS16 - 1))
         return best, bi, bj
 
-    def forward2(q, qa, qb, ma, mb, t, ta, tb, na, nb, sub2, A, go, ge, clip, store, rowH,
-                 rowF, rbH, rbF, rbb, rbs, rlen, cbH, cbE, cbb, cbs, clen, work):
+    def forward2(q, qa, qb, ma, mb, t, ta, tb, na, nb, sub2, A, go, ge, clip, store, row,
+                 rbH, rbF, rbb, rbs, rlen, cbH, cbE, cbb, cbs, clen, work):
         """Local scores and end cells of pairs ``(q[qa:qa+ma], t[ta:ta+na])`` and
         ``(q[qb:qb+mb], t[tb:tb+nb])``: ``(score_a, i_a, j_a, score_b, i_b, j_b)``, as
         :mod:`.scored_quadrant`'s ``forward`` returns each.
 
-        ``sub2`` is :func:`pair_table`'s; ``rowH``/``rowF`` hold one row (words), ``work`` 4S
+        ``sub2`` is :func:`pair_table`'s; ``row`` holds one row (a word per column: both H
+        and both F, as :func:`row_words` describes), ``work`` 4S
         words: the strip's column of H and of E, its letter pairs' table rows and its rows'
         best-cell keys. Boundaries are words (one per element of both lanes) at
         ``rbb + e * rbs``, as :mod:`.scored_quadrant` lays out one lane's (when ``store``).
@@ -230,10 +253,12 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
         ge2 = join(-ge, -ge)
         neg2 = join(NEG_P, NEG_P)
         top2 = join(clip, clip)
+        cap2 = join(-(go + 1), -(go + 1))
+        top_word = row_word(top2, cap2)
+        edge = row_word(np.uint32(0), cap2)
         clip = np.int32(clip)
         for j in range(N + 1):
-            rowH[j] = top2
-            rowF[j] = neg2
+            row[j] = top_word
         if store:
             for i in range(M + 1):
                 cbH[np.uint64(cbb + i * cbs)] = top2 if i == 0 else np.uint32(0)
@@ -264,17 +289,21 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
             rb0 = rbb + (i0 // K) * rlen * rbs
             cb0 = cbb + (i0 + 1) * cbs
             if na == nb and store:
-                even_store(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, rowH, rowF, work, h, neg2,
-                           rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs, rlen * rbs)
+                even_store(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, row, work, h, neg2, cap2,
+                           edge, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs,
+                           rlen * rbs)
             elif na == nb:
-                even_fill(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, rowH, rowF, work, h, neg2,
-                          rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs, rlen * rbs)
+                even_fill(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, row, work, h, neg2, cap2,
+                          edge, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs,
+                          rlen * rbs)
             elif store:
-                ragged_store(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, rowH, rowF, work, h, neg2,
-                             rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs, rlen * rbs)
+                ragged_store(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, row, work, h, neg2, cap2,
+                             edge, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs,
+                             rlen * rbs)
             else:
-                ragged_fill(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, rowH, rowF, work, h, neg2,
-                            rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs, rlen * rbs)
+                ragged_fill(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, row, work, h, neg2, cap2,
+                            edge, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs,
+                            rlen * rbs)
             best_a, ia, ja = best_of_rows(work, i0, ma, clip, 0, best_a, ia, ja)
             best_b, ib, jb = best_of_rows(work, i0, mb, clip, 16, best_b, ib, jb)
         score_a = np.int32(best_a - 2 * clip) if ma > 0 else np.int32(0)

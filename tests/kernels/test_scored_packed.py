@@ -13,9 +13,10 @@ from functools import cache
 
 import numpy as np
 import pytest
+from conftest import HAS_GPU
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from numba import njit
+from numba import cuda, njit
 from readalign.kernels import cpu as kernels_cpu
 from readalign.kernels import lanes16, scored_packed, scored_quadrant
 from readalign.kernels.scored_quadrant import GLOBAL, LOCAL, NEG, NEG16
@@ -25,6 +26,7 @@ import readalign
 
 OPS = lanes16.signed_ops(njit(cache=False))
 _add2, _max2, _relu3, _umax2 = OPS.add2, OPS.max2, OPS.relu3, OPS.umax2
+_row_word, _row_h, _row_d = OPS.row_word, OPS.row_h, OPS.row_d
 
 
 @njit(cache=False)
@@ -52,6 +54,76 @@ def test_lane_operations_are_int16_arithmetic_per_half(rows):
         assert np.array_equal(got.view(np.int16), expect)
     assert np.array_equal(out[3].view(np.uint16), np.maximum(a.view(np.uint16), b.view(np.uint16)))
 
+
+@njit(cache=False)
+def _row_trip(h, f, cap, words, back):
+    """What the sweep does with a column's H and F: the row word, and H and F read back."""
+    for x in range(h.shape[0]):
+        w = _row_word(h[x], _max2(_add2(f[x], _add2(~np.uint32(h[x]), lanes16.ONE2)), cap))
+        words[x] = w
+        back[0, x] = _row_h(w)
+        back[1, x] = _add2(back[0, x], _row_d(w))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 255), st.integers(0, 255), st.integers(-16384, 255),
+                          st.integers(-16384, 255)), min_size=1, max_size=20),
+       st.integers(0, scored_packed.ROW_GAP_OPEN))
+def test_row_words_keep_h_and_f_down_to_h_minus_go_minus_one(cells, go):
+    """The working row's byte per value: H exactly; F, where not above H, exactly down to
+    ``H - go - 1`` and as that below (F > H never happens: H is the maximum of F and more)."""
+    hf = np.array(cells, np.int64)
+    h, f = hf[:, :2], np.minimum(hf[:, 2:], hf[:, :2])
+    words = np.empty(len(h), np.uint32)
+    back = np.empty((2, len(h)), np.uint32)
+    cap = lanes16.join_halves(-(go + 1), -(go + 1))
+    _row_trip(h.astype(np.int16).view(np.uint32).ravel(), f.astype(np.int16).view(np.uint32)
+              .ravel(), cap, words, back)
+    assert np.array_equal(words, scored_packed.row_words(h, f, go))
+    assert np.array_equal(back[0].view(np.int16).reshape(-1, 2), h)
+    assert np.array_equal(back[1].view(np.int16).reshape(-1, 2), np.maximum(f, h - go - 1))
+
+def _signed_lane_kernel(ops):
+    """A kernel applying every signed lane operation of ``ops`` to word triple ``i``."""
+    add2, max2, relu3, umax2 = ops.add2, ops.max2, ops.relu3, ops.umax2
+    row_word, row_h, row_d = ops.row_word, ops.row_h, ops.row_d
+
+    @cuda.jit
+    def apply(a, b, c, out):
+        i = cuda.grid(1)
+        if i < a.shape[0]:
+            out[0, i] = add2(a[i], b[i])
+            out[1, i] = max2(a[i], b[i])
+            out[2, i] = relu3(a[i], b[i], c[i])
+            out[3, i] = umax2(a[i], b[i])
+            out[4, i] = row_word(a[i], b[i])
+            out[5, i] = row_h(c[i])
+            out[6, i] = row_d(c[i])
+    return apply
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
+def test_hopper_signed_lane_operations_equal_the_plain_ones():
+    """``add.s16x2``, ``max.s16x2``, ``max.relu.s16x2``, ``max.u16x2`` and the row words'
+    ``prmt`` against the plain-arithmetic operations, on a million random word triples (a
+    fifth of the halves at int16's and int8's edges)."""
+    rng = np.random.default_rng(11)
+    count = 1_000_000
+    edges = np.array([0, 1, 0x7F, 0x80, 0xFF, 0x7FFF, 0x8000, 0xFFFF], np.uint32)
+    words = rng.integers(0, 2**32, (3, count), dtype=np.uint64).astype(np.uint32)
+    corner = rng.random((3, count)) < 0.2
+    words[corner] = (edges[rng.integers(0, 8, corner.sum())]
+                     | edges[rng.integers(0, 8, corner.sum())] << 16)
+    outs = []
+    for ops in (lanes16.signed_dpx_ops(), lanes16.signed_ops(cuda.jit(device=True))):
+        out = cuda.device_array((7, count), np.uint32)
+        _signed_lane_kernel(ops)[(count + 255) // 256, 256](*(cuda.to_device(w) for w in words),
+                                                           out)
+        outs.append(out.copy_to_host())
+    assert np.array_equal(outs[0], outs[1])
+
+
 def test_pair_table_holds_both_pairs_scores():
     scoring = readalign.Scoring(2, 3, 5, 1)
     sub, a = scoring.flat(), len(scoring.alphabet)
@@ -75,6 +147,8 @@ def test_pair_table_holds_both_pairs_scores():
     ((LOCAL, 24, 11, -4, 10, 1, 0, 20, 20), False),   # protein
     ((LOCAL, 5, 1, -16000, 6, 1, 0, 150, 170), False),
     ((LOCAL, 5, 1, -4, 15000, 500, 0, 150, 170), False),
+    ((LOCAL, 5, 1, -4, 127, 1, 0, 150, 170), True),   # the working row's F byte: go + 1 <= 128
+    ((LOCAL, 5, 1, -4, 128, 1, 0, 150, 170), False),
 ])
 def test_packs_admits_what_fits_16_bits(args, expect):
     assert scored_packed.packs(*args) is expect
@@ -126,6 +200,16 @@ def test_neighbours_of_different_shapes_and_empty_sides():
             assert_packed_same(reads, windows, scoring=scoring, k=k)
 
 
+def test_gap_open_at_the_row_byte_limit():
+    """Gap open 127: the working row's F byte holds ``-(go + 1) = -128``, int8's edge. (No gap
+    can pay off then: a packed score is below 256, so either side of a gap scores at most 127.)"""
+    left, right = "ACGTTGCAAGTCCATGGACT" * 2, "TTGACCGATAGGCTAACGTA" * 2
+    reads = [left + right, left + right, "ACGT" * 10, "", left + "A" + right]
+    windows = [left + "G" * 40 + right, left + right, "TTTT" + "ACGT" * 9, "ACGT", left + right]
+    for scoring in (readalign.Scoring(1, 4, 127, 1), readalign.Scoring(3, 1, 127, 0)):
+        assert_packed_same(reads, windows, scoring=scoring, k=8)
+
+
 def test_scores_at_the_top_of_the_key():
     """Best scores of 250 and 255 (a clip bonus on top), the largest the 16-bit key holds."""
     reads = ["ACGT" * 62 + "AC", "ACGT" * 63 + "ACG", "GGT" + "ACGT" * 62]
@@ -173,7 +257,8 @@ def _inf(x):
 def check_two_pairs(ra: str, wa: str, rb: str, wb: str, k: int, sc, strip: int = 0) -> None:
     """The packed pass on two pairs, in strips of ``strip`` read rows (default ``k``): each
     pair's score, end cell and every boundary value its traceback can read equal the 32-bit
-    pass's (strips of ``k``) on that pair alone."""
+    pass's (strips of ``k``) on that pair alone; F on a quadrant row's top as far as it
+    counts, down to ``H - go - 1`` (:func:`~readalign.kernels.scored_packed.row_words`)."""
     codes = [sc.codes[np.frombuffer(x.encode(), np.uint8)] for x in (ra, rb, wa, wb)]
     strip = strip or k
     forward2, forward = _forwards(k, strip)
@@ -186,8 +271,8 @@ def check_two_pairs(ra: str, wa: str, rb: str, wb: str, k: int, sc, strip: int =
     words = [np.zeros(size, np.uint32) for size in (rows, rows, cols, cols)]
     got = forward2(q, 0, ma, ma, mb, t, 0, na, na, nb, scored_packed.pair_table(sc.flat(), 5), 5,
                    sc.gap_open, sc.gap_extend, sc.clip_penalty, True, np.empty(N + 1, np.uint32),
-                   np.empty(N + 1, np.uint32), words[0], words[1], 0, 1, N + 1, words[2],
-                   words[3], 0, 1, M + 1, np.empty(4 * strip, np.uint32))
+                   words[0], words[1], 0, 1, N + 1, words[2], words[3], 0, 1, M + 1,
+                   np.empty(4 * strip, np.uint32))
     halves = [w.view(np.int16).reshape(-1, 2) for w in words]
     for lane, (rq, wt, m, n) in enumerate(((codes[0], codes[2], ma, na),
                                            (codes[1], codes[3], mb, nb))):
@@ -195,9 +280,12 @@ def check_two_pairs(ra: str, wa: str, rb: str, wb: str, k: int, sc, strip: int =
                                                  wt.astype(np.uint8), k, sc)
         assert tuple(int(x) for x in got[3 * lane:3 * lane + 3]) == tuple(int(x) for x in want)
         for s in range(max((m + k - 1) // k, 1)):
-            for name, mine, theirs in (("rbH", halves[0], rbH), ("rbF", halves[1], rbF)):
-                assert np.array_equal(_inf(mine[s * (N + 1):s * (N + 1) + n + 1, lane]),
-                                      _inf(theirs[s * (n + 1):(s + 1) * (n + 1)])), (name, s)
+            top = slice(s * (N + 1), s * (N + 1) + n + 1)
+            theirs = slice(s * (n + 1), (s + 1) * (n + 1))
+            assert np.array_equal(halves[0][top, lane], rbH[theirs]), ("rbH", s)
+            floor = rbH[theirs].astype(np.int64) - sc.gap_open - 1
+            assert np.array_equal(np.maximum(halves[1][top, lane], floor),
+                                  np.maximum(rbF[theirs], floor)), ("rbF", s)
         for b in range(max((n + k - 1) // k, 1)):
             low = 0 if b == 0 or m == 0 else 1
             for name, mine, theirs in (("cbH", halves[2], cbH), ("cbE", halves[3], cbE)):
