@@ -81,8 +81,8 @@ def _ptx_word_op(instruction: str, immediate: str = ""):
 
         def codegen(context, builder, signature, args):
             i32 = ir.IntType(32)
-            asm = ir.InlineAsm(ir.FunctionType(i32, [i32, i32]), f"{instruction} $0, $1, $2{immediate};",
-                               "=r,r,r")
+            asm = ir.InlineAsm(ir.FunctionType(i32, [i32, i32]),
+                               f"{instruction} $0, $1, $2{immediate};", "=r,r,r")
             return builder.call(asm, args)
         return sig, codegen
 

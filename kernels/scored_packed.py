@@ -91,10 +91,10 @@ def row_words(h: np.ndarray, f: np.ndarray, go: int) -> np.ndarray:
 
     F below ``H - go - 1`` is kept as ``H - go - 1``: the next F, ``max(H - go - ge,
     F - ge)``, is ``H - go - ge`` either way, and F still loses to opening the gap, so the
-    traceback (which reads the strips' top rows) takes the same moves. Half the bytes of an
-    H word and an F word: the rows of a block's threads stay in L1 (benchmarks/RESULTS.md,
-    twenty-ninth session). The numpy model of what the sweep stores; the tests hold it
-    against the compiled lane operations."""
+    traceback (which reads the strips' top rows) takes the same moves. One load and one store
+    a column instead of two each (the pass with boundaries about 0.7 of 15 ms per 1M pairs
+    faster on an H100: benchmarks/RESULTS.md, twenty-ninth session). The numpy model of what
+    the sweep stores; the tests hold it against the compiled lane operations."""
     h = np.asarray(h, np.int64)
     d = np.maximum(np.asarray(f, np.int64) - h, -(go + 1))
     b = np.stack([h[..., 0], h[..., 1], d[..., 0], d[..., 1]], axis=-1) & 0xFF
@@ -155,7 +155,8 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
         With ``store`` the strip's top row, the top row of each further quadrant row in it
         (row ``K``, ``2K``, ... of the strip, ``quad_row`` elements on, where the read has
         them) and every K-th column go to the boundaries, as in :mod:`.scored_quadrant`'s
-        sweep."""
+        sweep. ``row`` holds :func:`row_words`; ``cap2`` is ``-(go + 1)`` in both halves and
+        ``edge`` the word of column 0 (H 0, F minus infinity)."""
         def sweep2(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, row, work, h, neg2, cap2, edge,
                    rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, col_stride, quad_row):
             diag = row_h(row[0])
