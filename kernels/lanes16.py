@@ -193,18 +193,18 @@ def signed_dpx_ops() -> SimpleNamespace:
     def relu3(a, b, c):
         return relu(max2(a, b), c)
 
-    row_word = _ptx_permute(0x6420)  # bytes: a.0, a.2, b.0, b.2
-    row_h = _ptx_permute(0x4140)     # halves: a.0, a.1 (b = 0 pads)
-    row_d = _ptx_permute(0xB3A2)     # halves: a.2, a.3, sign-extended
+    low_bytes = _ptx_permute(0x4140)   # halves: a.0, a.1 (b = 0 pads)
+    high_bytes = _ptx_permute(0xB3A2)  # halves: a.2, a.3, sign-extended
 
     @cuda.jit(device=True)
-    def low_bytes(w):
-        return row_h(w, np.uint32(0))
+    def row_h(w):
+        return low_bytes(w, np.uint32(0))
 
     @cuda.jit(device=True)
-    def high_bytes(w):
-        return row_d(w, np.uint32(0))
+    def row_d(w):
+        return high_bytes(w, np.uint32(0))
 
     return SimpleNamespace(add2=_ptx_word_op("add.s16x2"), max2=max2, relu3=relu3,
-                           umax2=_ptx_word_op("max.u16x2"), row_word=row_word, row_h=low_bytes,
-                           row_d=high_bytes, name="dpx")
+                           umax2=_ptx_word_op("max.u16x2"),
+                           row_word=_ptx_permute(0x6420),  # bytes: a.0, a.2, b.0, b.2
+                           row_h=row_h, row_d=row_d, name="dpx")

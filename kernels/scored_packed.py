@@ -6,7 +6,7 @@ each of two pairs, the first pair in the low half and the second in the high hal
 lookup, Gotoh's three maxima with their gap penalties and a best-cell key: on Hopper
 ``add.s16x2``/``max.s16x2``/``max.relu.s16x2``/``max.u16x2``, about as many instructions
 as the 32-bit pass spends on one cell. The working row holds both pairs' H and F of a
-column in one word, a byte each (:func:`row_words`).
+column in one word, a byte each (``row_store``/``row_load`` of :func:`build`).
 
 The two pairs are neighbouring lanes of a batch, so their boundaries sit side by side in
 the batch-wide layout (``e * lanes + p``): one 32-bit store keeps both, and the
@@ -25,9 +25,10 @@ that stay below it, so that ``H * 256 + (255 - j)``, the best-cell key of
 :mod:`.scored_quadrant` in 16 bits, fits each half; penalties and substitution scores within
 :data:`SPAN`, so that no half leaves int16 (16-bit adds wrap). The packed rows' minus
 infinity is :data:`NEG_P`, which loses every maximum as :data:`.scored_quadrant.NEG16` does;
-gap open at most :data:`ROW_GAP_OPEN`, so that the working row's F fits its byte. The strips'
-top rows keep F only down to ``H - go - 1`` (:func:`row_words`), which changes no maximum and
-no move, so the traceback's moves, and every result, are the 32-bit pass's.
+gap open at most :data:`ROW_GAP_OPEN`, so that the working row's F fits its byte. The
+working row, and so the strips' top rows, keep F only down to ``H - go - 1``: the next F,
+``max(H - go - ge, F - ge)``, is ``H - go - ge`` either way, and F still loses to opening the
+gap, so the traceback's moves, and every result, are the 32-bit pass's.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ _NONE = np.uint32(0)
 
 ROW_GAP_OPEN = 127
 """Largest gap open of a packed scoring: the working row keeps ``max(F - H, -(go + 1))`` in
-a signed byte (:func:`row_words`)."""
+a signed byte."""
 
 STORE_STRIP_ROWS = 32
 """Read rows per strip of the pass with stores, rounded to a multiple of the quadrant size: a
@@ -83,22 +84,6 @@ def packs(mode: int, alphabet: int, best_sub: int, worst_sub: int, go: int, ge: 
     return (mode == LOCAL and alphabet <= PACK_ALPHABET and n_max < KEY_COLUMNS16
             and max(best_sub, 0) * min(m_max, n_max) + clip < KEY_COLUMNS16
             and worst_sub > -SPAN and go + 2 * ge < SPAN and go <= ROW_GAP_OPEN)
-
-
-def row_words(h: np.ndarray, f: np.ndarray, go: int) -> np.ndarray:
-    """The packed pass's working-row words of two pairs' H and F (int16 ``[..., 2]``), one
-    byte each: both H (``0..255`` in local mode), then both ``max(F - H, -(go + 1))``.
-
-    F below ``H - go - 1`` is kept as ``H - go - 1``: the next F, ``max(H - go - ge,
-    F - ge)``, is ``H - go - ge`` either way, and F still loses to opening the gap, so the
-    traceback (which reads the strips' top rows) takes the same moves. One load and one store
-    a column instead of two each (the pass with boundaries about 0.7 of 15 ms per 1M pairs
-    faster on an H100: benchmarks/RESULTS.md, twenty-ninth session). The numpy model of what
-    the sweep stores; the tests hold it against the compiled lane operations."""
-    h = np.asarray(h, np.int64)
-    d = np.maximum(np.asarray(f, np.int64) - h, -(go + 1))
-    b = np.stack([h[..., 0], h[..., 1], d[..., 0], d[..., 1]], axis=-1) & 0xFF
-    return (b[..., 0] | b[..., 1] << 8 | b[..., 2] << 16 | b[..., 3] << 24).astype(np.uint32)
 
 
 def pair_table(sub: np.ndarray, alphabet: int) -> np.ndarray:
@@ -122,7 +107,8 @@ def pair_table(sub: np.ndarray, alphabet: int) -> np.ndarray:
 
 def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
     """Compile the packed local forward pass for quadrant size ``K`` with ``ops``
-    (:func:`.lanes16.signed_ops` or :func:`.lanes16.signed_dpx_ops`): ``forward2``.
+    (:func:`.lanes16.signed_ops` or :func:`.lanes16.signed_dpx_ops`): ``forward2``, and the
+    working row's ``row_store(h, f, cap2)`` and ``row_load(w) -> (h, f)``.
 
     ``S`` (a multiple of ``K``, default ``K``) is the read rows of one strip: a strip of
     ``S`` rows keeps the top row of each of its ``S / K`` quadrant rows, so the boundaries,
@@ -143,6 +129,21 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
     store_column = column_store(device_jit, S, tag)
 
     @device_jit
+    def row_store(h, f, cap2):
+        """The working-row word of a column's H and F (both pairs): both H (``0..255``), then
+        both ``max(F - H, -(go + 1))`` (``cap2`` is ``-(go + 1)`` in both halves), a byte each.
+        One load and one store a column instead of two each (the pass with boundaries about
+        0.7 of 15 ms per 1M pairs faster on an H100: benchmarks/RESULTS.md, twenty-ninth
+        session)."""
+        return row_word(h, max2(add2(f, add2(~h, ONE2)), cap2))
+
+    @device_jit
+    def row_load(w):
+        """H and F of a working-row word, F as ``max(F, H - go - 1)``."""
+        h = row_h(w)
+        return h, add2(h, row_d(w))
+
+    @device_jit
     def column(t, ta, tb, na, nb, A, j):
         """The table column of window letters ``j`` (1-based) of both windows; ``A`` past an end."""
         ca = np.uint32(t[np.uint64(ta + j - 1)]) if j <= na else np.uint32(A)
@@ -155,18 +156,18 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
         With ``store`` the strip's top row, the top row of each further quadrant row in it
         (row ``K``, ``2K``, ... of the strip, ``quad_row`` elements on, where the read has
         them) and every K-th column go to the boundaries, as in :mod:`.scored_quadrant`'s
-        sweep. ``row`` holds :func:`row_words`; ``cap2`` is ``-(go + 1)`` in both halves and
-        ``edge`` the word of column 0 (H 0, F minus infinity)."""
+        sweep. ``row`` holds ``row_store``'s words, ``cap2`` its bound, ``edge`` the word of
+        column 0 (H 0, F minus infinity)."""
         def sweep2(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, row, work, h, neg2, cap2, edge,
                    rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, col_stride, quad_row):
-            diag = row_h(row[0])
+            diag, corner_f = row_load(row[0])
             rbj = np.uint64(rb0)
             step = np.uint64(rbs)
             cstep = np.uint64(cbs)
             qstep = np.uint64(quad_row)
             if store:
                 rbH[rbj] = diag
-                rbF[rbj] = add2(diag, row_d(row[0]))
+                rbF[rbj] = corner_f
                 for r in range(K - 1, S - 1, K):  # column 0 of the strip's inner quadrant rows
                     if r + 1 < h:
                         inner = rbj + np.uint64((r + 1) // K) * qstep
@@ -181,8 +182,7 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
                 later = np.uint32(np.uint32(KEY_COLUMNS16 - 1 - j) * ONE2)
                 if ragged:
                     keep = np.uint32((_LOW if j <= na else _NONE) | (_HIGH if j <= nb else _NONE))
-                aboveH = row_h(nextW)
-                aboveF = add2(aboveH, row_d(nextW))
+                aboveH, aboveF = row_load(nextW)
                 col = nextC
                 ahead = min(j + 1, N)  # the next column's loads, issued a column early
                 nextW = np.uint32(row[ahead])
@@ -210,7 +210,7 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
                     work[S + r] = e
                     aboveH = v
                     aboveF = f
-                row[j] = row_word(aboveH, max2(add2(aboveF, add2(~aboveH, ONE2)), cap2))
+                row[j] = row_store(aboveH, aboveF, cap2)
                 if store and j % K == 0 and j < N:
                     store_column(cbH, cbE, work, np.uint64(cb0 + (j // K) * col_stride), cstep, h)
 
@@ -242,7 +242,7 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
         :mod:`.scored_quadrant`'s ``forward`` returns each.
 
         ``sub2`` is :func:`pair_table`'s; ``row`` holds one row (a word per column: both H
-        and both F, as :func:`row_words` describes), ``work`` 4S
+        and both F, ``row_store``'s words), ``work`` 4S
         words: the strip's column of H and of E, its letter pairs' table rows and its rows'
         best-cell keys. Boundaries are words (one per element of both lanes) at
         ``rbb + e * rbs``, as :mod:`.scored_quadrant` lays out one lane's (when ``store``).
@@ -255,8 +255,8 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
         neg2 = join(NEG_P, NEG_P)
         top2 = join(clip, clip)
         cap2 = join(-(go + 1), -(go + 1))
-        top_word = row_word(top2, cap2)
-        edge = row_word(np.uint32(0), cap2)
+        top_word = row_store(top2, neg2, cap2)
+        edge = row_store(np.uint32(0), neg2, cap2)
         clip = np.int32(clip)
         for j in range(N + 1):
             row[j] = top_word
@@ -311,4 +311,5 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
         score_b = np.int32(best_b - 2 * clip) if mb > 0 else np.int32(0)
         return score_a, ia, ja, score_b, ib, jb
 
-    return SimpleNamespace(forward2=device_jit(named_for(forward2, tag)), K=K, S=S)
+    return SimpleNamespace(forward2=device_jit(named_for(forward2, tag)), row_store=row_store,
+                           row_load=row_load, K=K, S=S)

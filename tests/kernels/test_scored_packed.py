@@ -26,7 +26,6 @@ import readalign
 
 OPS = lanes16.signed_ops(njit(cache=False))
 _add2, _max2, _relu3, _umax2 = OPS.add2, OPS.max2, OPS.relu3, OPS.umax2
-_row_word, _row_h, _row_d = OPS.row_word, OPS.row_h, OPS.row_d
 
 
 @njit(cache=False)
@@ -55,14 +54,23 @@ def test_lane_operations_are_int16_arithmetic_per_half(rows):
     assert np.array_equal(out[3].view(np.uint16), np.maximum(a.view(np.uint16), b.view(np.uint16)))
 
 
+_ROW = scored_packed.build(njit(cache=False), OPS, 4)
+_row_store, _row_load = _ROW.row_store, _ROW.row_load
+
+
 @njit(cache=False)
 def _row_trip(h, f, cap, words, back):
-    """What the sweep does with a column's H and F: the row word, and H and F read back."""
+    """The sweep's row word of each H and F, and the H and F read back from it."""
     for x in range(h.shape[0]):
-        w = _row_word(h[x], _max2(_add2(f[x], _add2(~np.uint32(h[x]), lanes16.ONE2)), cap))
-        words[x] = w
-        back[0, x] = _row_h(w)
-        back[1, x] = _add2(back[0, x], _row_d(w))
+        words[x] = _row_store(np.uint32(h[x]), np.uint32(f[x]), cap)
+        back[0, x], back[1, x] = _row_load(words[x])
+
+
+def _row_words(h: np.ndarray, f: np.ndarray, go: int) -> np.ndarray:
+    """The row words in numpy: both H, then both ``max(F - H, -(go + 1))``, a byte each."""
+    d = np.maximum(f - h, -(go + 1))
+    b = np.stack([h[..., 0], h[..., 1], d[..., 0], d[..., 1]], axis=-1) & 0xFF
+    return (b[..., 0] | b[..., 1] << 8 | b[..., 2] << 16 | b[..., 3] << 24).astype(np.uint32)
 
 
 @settings(max_examples=200, deadline=None)
@@ -79,9 +87,10 @@ def test_row_words_keep_h_and_f_down_to_h_minus_go_minus_one(cells, go):
     cap = lanes16.join_halves(-(go + 1), -(go + 1))
     _row_trip(h.astype(np.int16).view(np.uint32).ravel(), f.astype(np.int16).view(np.uint32)
               .ravel(), cap, words, back)
-    assert np.array_equal(words, scored_packed.row_words(h, f, go))
+    assert np.array_equal(words, _row_words(h, f, go))
     assert np.array_equal(back[0].view(np.int16).reshape(-1, 2), h)
     assert np.array_equal(back[1].view(np.int16).reshape(-1, 2), np.maximum(f, h - go - 1))
+
 
 def _signed_lane_kernel(ops):
     """A kernel applying every signed lane operation of ``ops`` to word triple ``i``."""
@@ -258,7 +267,7 @@ def check_two_pairs(ra: str, wa: str, rb: str, wb: str, k: int, sc, strip: int =
     """The packed pass on two pairs, in strips of ``strip`` read rows (default ``k``): each
     pair's score, end cell and every boundary value its traceback can read equal the 32-bit
     pass's (strips of ``k``) on that pair alone; F on a quadrant row's top as far as it
-    counts, down to ``H - go - 1`` (:func:`~readalign.kernels.scored_packed.row_words`)."""
+    counts, down to ``H - go - 1`` (the working row keeps no less)."""
     codes = [sc.codes[np.frombuffer(x.encode(), np.uint8)] for x in (ra, rb, wa, wb)]
     strip = strip or k
     forward2, forward = _forwards(k, strip)
