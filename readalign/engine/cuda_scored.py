@@ -82,7 +82,7 @@ def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m
     cell = np.int16 if narrow else np.int32
     rows, cols = scored_boundary_elements(m_max, n_max, k) if job.with_cigar else (1, 1)
     lanes = even_lanes(count)
-    arrays = tuple(pool.space(name + cell.__name__, size * lanes, cell)
+    arrays = tuple(pool.space(name, size * lanes, cell)
                    for name, size in (("rbH", rows), ("rbF", rows), ("cbH", cols), ("cbE", cols)))
     layout = (*batch_layout(m_max, n_max), lanes)
     score = pool.get("score", count, np.int32)

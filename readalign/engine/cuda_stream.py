@@ -40,7 +40,13 @@ from numba import cuda
 from ..kernels.cuda import translate_codes
 from ..kernels.simulator import simulated
 from ..runtime.backends import cpu_threads
-from ..runtime.gpu_memory import device_pool, download, names_out_of_memory, pinned
+from ..runtime.gpu_memory import (
+    device_pool,
+    download,
+    keep_only_pools,
+    names_out_of_memory,
+    pinned,
+)
 from ..runtime.stages import concurrent_launches_ok
 from ..runtime.timing import Tally
 from . import flatseq
@@ -136,9 +142,9 @@ class _Timeline:
 class _Slot:
     """One stream with its device buffers and its pinned host buffers."""
 
-    def __init__(self, index: int) -> None:
+    def __init__(self, kind: tuple, index: int) -> None:
         self.index = index
-        self.dev = device_pool(("gpu_pipeline", index))
+        self.dev = device_pool((*kind, index))
         self.stream = self.dev.stream
 
     def host(self, name: str, size: int, dtype) -> np.ndarray:
@@ -371,11 +377,13 @@ def run_pipeline(q, t, idx: np.ndarray, job, k: int, steps_type=EditSteps,
     tally = Tally()
     tl = _Timeline(tally.on)
     t0 = time.perf_counter()
+    kind = ("gpu_pipeline", steps_type.__name__)
+    keep_only_pools(kind)  # before sizing: their memory is free to this call
     chunks = _plan(q, t, idx, job, k, steps_type.lane_bytes_of(job))
     steps = steps_type(job, k, idx.shape[0], tl)
     if not chunks:
         return steps.res
-    slots = [_Slot(i) for i in range(min(SLOTS, len(chunks)))]
+    slots = [_Slot(kind, i) for i in range(min(SLOTS, len(chunks)))]
     staging = _Staging(q, t, idx, slots, threads)
     last = len(chunks) - 1
     try:

@@ -96,6 +96,21 @@ def names_out_of_memory(fn: F) -> F:
     return wrapped
 
 
+def keep_only_pools(prefix: tuple) -> None:
+    """Give back this thread's device pools whose key does not begin with ``prefix``.
+
+    A call counts what this thread's pools hold as free (:func:`free_device_bytes`), which
+    is true only of buffers it will reuse: an edit-distance call's pools hold none of a
+    scored call's buffers, so a call gives back the pools of other kinds of call first.
+    """
+    pools = _kept()["pools"]
+    others = [key for key in pools if not (isinstance(key, tuple) and key[:len(prefix)] == prefix)]
+    for key in others:
+        del pools[key]
+    if others and not simulated():
+        cuda.current_context().deallocations.clear()
+
+
 def held_device_bytes() -> int:
     """Device bytes this thread's pools keep."""
     return sum(pool.nbytes() for pool in _kept()["pools"].values())
@@ -148,11 +163,18 @@ def download(dev, host: np.ndarray, stream) -> None:
 
 
 class DevicePool:
-    """Device arrays by name, reused while big enough, with the stream they are used on."""
+    """Device arrays by name, reused while big enough, with the stream they are used on.
+
+    A name's memory is one byte buffer, viewed as whatever type the caller asks for: a
+    scored call's boundaries are int16 for its short pairs and int32 for its long ones,
+    and two buffers kept by type would hold both sizes at once, past the budget the call
+    was sized for (:data:`MEMORY_FRACTION`).
+    """
 
     def __init__(self, stream) -> None:
         self.stream = stream
         self._arrays: dict[str, object] = {}
+        self._typed: dict[str, object] = {}
         self._views: dict[str, object] = {}
         self._filled: dict[str, object] = {}
 
@@ -161,15 +183,23 @@ class DevicePool:
         return sum(int(a.nbytes) for a in self._arrays.values())
 
     def _array(self, name: str, size: int, dtype):
-        """The whole array under ``name``: at least ``size`` elements, reallocated if not."""
-        arr = self._arrays.get(name)
-        if arr is None or arr.shape[0] < size or arr.dtype != np.dtype(dtype):
+        """The whole buffer under ``name`` as ``dtype``: at least ``size`` elements, reallocated
+        (with :data:`GROWTH` headroom) if its bytes are too few."""
+        dtype = np.dtype(dtype)
+        typed = self._typed.get(name)
+        if typed is not None and typed.dtype == dtype and typed.shape[0] >= size:
+            return typed
+        store = self._arrays.get(name)
+        need = size * dtype.itemsize
+        if store is None or store.nbytes < need:
             self._arrays.pop(name, None)
             self._views.pop(name, None)
             self._filled.pop(name, None)
-            arr = cuda.device_array(max(int(size * GROWTH), 1), dtype=dtype, stream=self.stream)
-            self._arrays[name] = arr
-        return arr
+            whole = -(-max(int(need * GROWTH), 1) // 8) * 8  # any element type divides it
+            store = cuda.device_array(whole, dtype=np.uint8, stream=self.stream)
+            self._arrays[name] = store
+        typed = self._typed[name] = store.view(dtype)
+        return typed
 
     def get(self, name: str, size: int, dtype):
         """A device array of exactly ``max(size, 1)`` elements (a view, cached for the next call)."""
@@ -217,8 +247,8 @@ class DevicePool:
 
     def iota(self, name: str, size: int):
         """A device array whose first ``size`` elements are ``0, 1, ..., size - 1`` (int64)."""
-        dev = self._arrays.get(name)
-        if dev is None or dev.shape[0] < size:
+        dev = self._typed.get(name)
+        if dev is None or dev.dtype != np.int64 or dev.shape[0] < size:
             dev = self._array(name, max(size, 1), np.int64)
             _host_to_device(dev, np.arange(dev.shape[0], dtype=np.int64), self.stream)
         return dev

@@ -113,6 +113,82 @@ def test_gpu_buffers_are_kept_per_thread_until_freed():
     assert under_simulator("-c", code, timeout=120).strip() == "ok"
 
 
+def test_a_pool_keeps_one_buffer_per_name_whatever_its_type():
+    """A name asked for as int16 and then as int32 (a scored call's short and long pairs) is one
+    buffer, grown once, not one buffer per type: the pool never holds more than a call was
+    sized for."""
+    code = ("import numpy as np\n"
+            "from readalign.runtime.gpu_memory import device_pool\n"
+            "a = device_pool('a')\n"
+            "a.space('b', 10, np.int16)\n"
+            "small = a.nbytes()\n"
+            "wide = a.space('b', 10, np.int32)\n"
+            "assert wide.dtype == np.int32 and wide.shape[0] >= 10\n"
+            "assert small < 40 <= a.nbytes() < small + 40, (small, a.nbytes())\n"
+            "grown = a.nbytes()\n"
+            "assert a.space('b', 20, np.int16).shape[0] >= 20 and a.nbytes() == grown\n"
+            "assert a.get('b', 20, np.int16).shape == (20,)\n"
+            "assert list(a.iota('b', 5).copy_to_host()[:5]) == list(range(5))\n"
+            "assert a.nbytes() == grown\n"
+            "print('ok')\n")
+    assert under_simulator("-c", code, timeout=120).strip() == "ok"
+
+
+def test_a_call_gives_back_the_pools_of_other_kinds_of_call():
+    """An edit-distance call after a scored one (and the other way round) keeps only its own
+    kind's device pools: the others' buffers would count as free to it without being reused."""
+    code = ("import readalign\n"
+            "from readalign.runtime.gpu_memory import _kept, held_device_bytes\n"
+            "reads, windows = ['ACGTTGCA' * 4] * 40, ['TTACGTTGCA' * 4] * 40\n"
+            "s = readalign.Scoring(1, 4, 6, 1)\n"
+            "def kinds():\n"
+            "    return {key[1] for key in _kept()['pools']}\n"
+            "for kw, kind in ((dict(mode='local', scoring=s), 'ScoredSteps'), ({}, 'EditSteps'),\n"
+            "                 (dict(mode='global', scoring=s), 'ScoredSteps')):\n"
+            "    readalign.align(reads, windows, backend='cuda', **kw)\n"
+            "    assert kinds() == {kind} and held_device_bytes() > 0, (kind, kinds())\n"
+            "print('ok')\n")
+    assert under_simulator("-c", code, timeout=300).strip() == "ok"
+
+
+_FULL_BUDGET_CODE = """
+import numpy as np, readalign
+from numba import cuda
+from readalign.runtime.gpu_memory import held_device_bytes
+rng = np.random.default_rng(5)
+def dna(count, lo, hi):
+    ends = np.cumsum(rng.integers(lo, hi, count))
+    text = np.array(list('ACGT'))[rng.integers(0, 4, int(ends[-1]))].tobytes().decode('utf-32-le')
+    return [text[a:b] for a, b in zip(np.r_[0, ends[:-1]], ends)]
+reads, windows = dna(400_000, 280, 301), dna(400_000, 280, 301)  # 4 slots of 100k pairs
+_free, total = cuda.current_context().get_memory_info()
+calls = (("int16 boundaries", dict(mode="global", scoring=readalign.Scoring(1, 4, 6, 1), k=8)),
+         ("int32 boundaries", dict(mode="global", scoring=readalign.Scoring(1, 4, 1000, 1000), k=8)),
+         ("edit distance", dict(mode="global", k=8)),
+         ("int16 again", dict(mode="local", scoring=readalign.Scoring(1, 4, 6, 1), k=8)))
+for name, kw in calls:
+    res = readalign.align(reads, windows, backend="cuda", **kw)
+    assert len(res) == len(reads)
+    held = held_device_bytes()
+    print(f"{name}: {held / 2**30:.1f} GiB held of {total / 2**30:.1f}")
+    assert held <= 0.8 * total, name
+print("ok")
+"""
+
+
+@pytest.mark.gpu
+@gpu
+def test_calls_that_fill_the_budget_one_after_another_fit():
+    """Calls whose buffers each fill the memory budget, of every kind, one after another in a
+    process: each reuses or gives back what the last kept, and none runs out of memory (a
+    scored call's int16 and int32 boundaries were once kept side by side, and a million mixed
+    pairs ran out of memory on an H100)."""
+    out = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _FULL_BUDGET_CODE],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    assert out.stdout.strip().endswith("ok"), out.stdout
+
+
 @settings(max_examples=200, deadline=None)
 @given(count=st.integers(0, 20_000_000), most=st.integers(1 << 14, 1 << 20))
 def test_chunks_are_even_with_no_small_remainder(count, most):
