@@ -9,11 +9,11 @@ skip them and keep every result. The model runs the scored benchmark's DNA pairs
 quadrant column left of the row above's first live cell and stops at a quadrant column
 where the whole strip is dead, past the row above's last live cell; while a new alignment
 could still start in a strip (``match * (m - i0)`` not below the bound), the strip is swept
-whole. Every pruned score is checked against the full one. A warp takes the widest strip of
-its 64 pairs (32 threads, two pairs each). Printed: the share of cells a warp still sweeps,
-with three bounds: the best score so far, the best ungapped diagonal found first, and the
-final score known in advance. These are the pruning rows of benchmarks/RESULTS.md
-(twenty-ninth session).
+whole. Every pruned score is checked against the full one (``readalign.align``'s). A warp
+takes the widest strip of its 64 pairs (32 threads, two pairs each). Printed: the share of
+cells a warp still sweeps, with three bounds: the best score so far, the best ungapped
+diagonal found first, and the final score known in advance. These are the pruning rows of
+benchmarks/RESULTS.md (twenty-ninth session).
 """
 
 from __future__ import annotations
@@ -23,28 +23,11 @@ import argparse
 import numpy as np
 from numba import njit
 
+import readalign
+
 from ._scored import DNA_SCORING, dna_workload
 
 NEG = -(10**6)
-
-
-@njit(cache=True)
-def local_score(q, t, match, mismatch, go, ge):
-    """Gotoh's local score of ``q`` against ``t``, every cell computed."""
-    n = len(t)
-    row_h = np.zeros(n + 1, np.int64)
-    row_f = np.full(n + 1, NEG, np.int64)
-    best = 0
-    for i in range(1, len(q) + 1):
-        diag, left, e = row_h[0], 0, NEG
-        for j in range(1, n + 1):
-            e = max(left - go - ge, e - ge)
-            row_f[j] = max(row_h[j] - go - ge, row_f[j] - ge)
-            s = match if q[i - 1] == t[j - 1] else -mismatch
-            v = max(0, diag + s, e, row_f[j])
-            diag, row_h[j], left = row_h[j], v, v
-            best = max(best, v)
-    return best
 
 
 @njit(cache=True)
@@ -117,9 +100,10 @@ def swept_share(reads: list[str], windows: list[str], bound: str, strip: int, k:
     match, mismatch, go, ge = DNA_SCORING
     strips = (max(map(len, reads)) + strip - 1) // strip
     columns = np.zeros((len(reads), strips), np.int64)
-    for x, (r, w) in enumerate(zip(reads, windows, strict=True)):
+    scores = readalign.align(reads, windows, mode="local", scoring=readalign.Scoring(*DNA_SCORING),
+                             cigar=False, backend="cpu").score
+    for x, (r, w, full) in enumerate(zip(reads, windows, scores.tolist(), strict=True)):
         q, t = (np.frombuffer(s.encode(), np.uint8) for s in (r, w))
-        full = local_score(q, t, match, mismatch, go, ge)
         start = {"so-far": 0, "diagonal": ungapped_score(q, t, match, mismatch),
                  "final": full}[bound]
         got = pruned_score(q, t, match, mismatch, go, ge, strip, k, start, columns[x])

@@ -247,9 +247,9 @@ class DevicePool:
 
     def iota(self, name: str, size: int):
         """A device array whose first ``size`` elements are ``0, 1, ..., size - 1`` (int64)."""
-        dev = self._typed.get(name)
-        if dev is None or dev.dtype != np.int64 or dev.shape[0] < size:
-            dev = self._array(name, max(size, 1), np.int64)
+        before = self._typed.get(name)
+        dev = self._array(name, max(size, 1), np.int64)
+        if dev is not before:  # a new buffer, or the name's bytes last held another type
             _host_to_device(dev, np.arange(dev.shape[0], dtype=np.int64), self.stream)
         return dev
 
