@@ -1,3 +1,3 @@
 """The package version (its own module, so the command line imports it without the package)."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
