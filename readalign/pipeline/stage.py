@@ -391,7 +391,7 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
     if summary.deflate == "zlib" and level > 0:
         why = ("chosen with --bgzf-writer htslib" if opts.bgzf_writer == "htslib"
                else "the isal package (ISA-L), which compresses about 10x faster, is not installed")
-        log.info("BGZF compression runs on htslib's zlib: %s (README: 'What bounds the speed')", why)
+        log.info("BGZF compression runs on htslib's zlib: %s (docs/guide/bam-stage.md: 'BGZF writers')", why)
     out = Output(opts.output, opts.sam, opts.sort, opts.threads, level, opts.bgzf_writer,
                  deflate_threads(opts.threads, opts.bgzf_writer))
     consumers: list[Consumer | Inline] = []
