@@ -62,8 +62,9 @@ def _bgzf_threads(value: str) -> contextlib.AbstractContextManager:
     from readalign.pipeline import stage
 
     output = stage.Output
-    return _patched(stage, Output=lambda path, sam, sort, threads, level=None, writer="auto",
-                    deflate=None: output(path, sam, sort, threads, level, writer, int(value)))
+    return _patched(stage, Output=lambda path, fmt, sort, threads, level=None, writer="auto",
+                    deflate=None, reference=None: output(path, fmt, sort, threads, level, writer,
+                                                         int(value), reference))
 
 
 @contextlib.contextmanager

@@ -42,7 +42,7 @@ def test_loop_threads_and_switch_interval_hold_for_the_run():
 
 def test_bgzf_threads_size_the_writers_pool(tmp_path):
     with _knobs.KNOBS["bgzf-threads"]("3"):
-        out = stage.Output(str(tmp_path / "o.bam"), False, False, 8, 1, "isal")
+        out = stage.Output(str(tmp_path / "o.bam"), "bam", False, 8, 1, "isal")
     try:
         assert out.writer._threads == 3 and out.threads == 8  # sorting keeps the run's threads
     finally:

@@ -1,12 +1,16 @@
 """Align reads to the candidate windows an upstream filter proposed and write a BAM.
 
-Reads (FASTQ/FASTA, plain or gzip, or unaligned BAM) and candidates (PAF as
-minimap2 writes it, a TSV of read_name/contig/start/end/strand, or SAM/BAM
-records to re-align) stream together: candidates must be grouped by read in
-the order of the reads file. Each read is written exactly once, as its best
-alignment (primary) or unmapped; other alignments become secondary records
-with --secondary. Output is BAM (SAM with --sam), renamed into place only
-when complete; --sort adds a coordinate sort and an index.
+Reads (FASTQ/FASTA or SAM text as samtools import writes it, plain or gzip,
+or unaligned BAM) and candidates (PAF as minimap2 writes it, a TSV of
+read_name/contig/start/end/strand, or SAM/BAM records to re-align) stream
+together: candidates must be grouped by read in the order of the reads file.
+Each read is written exactly once, as its best alignment (primary) or
+unmapped; other alignments become secondary records with --secondary. The
+output's format follows its name, as samtools' does (.bam BAM, .sam SAM,
+.cram CRAM against the reference; any other name and '-' for stdout: BAM)
+unless --output-format (or --sam) says otherwise; an option that
+contradicts the name is refused. The output is renamed into place only when
+complete; --sort adds a coordinate sort and an index.
 
 Scoring: --preset sr (the default) scores as BWA-MEM does for short reads and
 soft-clips read ends where that scores better by more than the clip penalty;
@@ -23,7 +27,8 @@ import sys
 
 from .._version import __version__
 from ..errors import InputError
-from ..pipeline.defaults import DEFAULT_BATCH, DEFAULT_PAD
+from ..pipeline.defaults import BATCH_BYTES_PER_READ, DEFAULT_BATCH, DEFAULT_PAD
+from ..pipeline.formats import FORMATS, index_suffix, output_format
 from ..pipeline.presets import PRESETS, SR, read_scoring
 from ..runtime.backends import BACKENDS, usable_cpus
 from ..runtime.outfiles import check_outputs
@@ -39,13 +44,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-r", "--reference", required=True,
                    help="reference FASTA (plain or bgzip; .fai built when missing)")
     p.add_argument("--reads", required=True,
-                   help="reads: FASTQ or FASTA (plain or gzip) or unaligned BAM")
+                   help="reads: FASTQ, FASTA or SAM text of unaligned reads (plain or gzip), "
+                        "or unaligned BAM; SAM/BAM mates (flags 0x40/0x80) get /1 and /2")
     p.add_argument("-c", "--candidates", required=True,
                    help="candidate windows: .paf, .tsv, .sam or .bam (grouped by read, "
                         "in the order of the reads)")
     p.add_argument("--candidates-format", choices=("paf", "tsv", "sam", "bam"), default=None,
                    help="candidate format (default: from the file extension)")
-    p.add_argument("-o", "--output", required=True, help="output BAM/SAM path, '-' for stdout")
+    p.add_argument("-o", "--output", required=True,
+                   help="output path, '-' for stdout; its name gives the format (.bam, .sam, "
+                        ".cram; anything else and stdout: BAM) unless --output-format says")
     p.add_argument("--pad", type=int, default=DEFAULT_PAD,
                    help="bases added to each side of a candidate window (clipped to the contig)")
     s = p.add_argument_group(
@@ -76,8 +84,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="write non-best alignments as secondary records (flag 256)")
     p.add_argument("--eqx", action="store_true", help="use =/X CIGAR operations instead of M")
     p.add_argument("--sort", action="store_true",
-                   help="coordinate-sort the output and write its index (.bai)")
-    p.add_argument("--sam", action="store_true", help="write SAM instead of BAM")
+                   help="coordinate-sort the output and write its index (.bai for BAM, .crai "
+                        "for CRAM; SAM text gets none)")
+    p.add_argument("--output-format", choices=FORMATS, default=None,
+                   help="bam, sam or cram (CRAM is written against the -r reference; default: "
+                        "from the -o name, BAM for stdout); refused when the name says otherwise")
+    p.add_argument("--sam", action="store_true", help="write SAM: --output-format sam")
     p.add_argument("--rg", default=None,
                    help=r"read group header fields, e.g. 'ID:run1\tSM:sample1'; records get RG")
     p.add_argument("--threads", type=int, default=None,
@@ -95,9 +107,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", choices=BACKENDS, default="auto", help="where the kernel runs")
     p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH,
                    help="reads per batch; peak memory grows with it, not with the input (about "
-                        "0.6 GB more per 100,000 reads of batch)")
+                        f"{BATCH_BYTES_PER_READ * 100_000 / 1e9:.1f} GB more per 100,000 reads of "
+                        "batch); a size whose estimate exceeds the memory available is refused")
     p.add_argument("--summary-json", default=None,
-                   help="also write the run summary here (put in place with the output)")
+                   help="also write the run summary here (put in place with the output; a "
+                        "pipe or device is written to, never replaced)")
     p.add_argument("--allow-empty", action="store_true",
                    help="accept an empty reads file (and candidates file): the output is a BAM "
                         "with the header and no records. Without it an empty file is an error; "
@@ -111,6 +125,16 @@ def _command_line(scoring: str) -> str:
     return f"{typed} {scoring}"
 
 
+def _format(args: argparse.Namespace) -> str:
+    """The output's format (:func:`~readalign.pipeline.formats.output_format`); ``--sam`` is
+    ``--output-format sam``."""
+    if args.sam and args.output_format not in (None, "sam"):
+        raise InputError(f"--sam and --output-format {args.output_format} contradict each other")
+    if args.sam:
+        return output_format(args.output, "sam", "--sam")
+    return output_format(args.output, args.output_format)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the pipeline; print the summary to stderr."""
     if args.max_distance is not None and args.max_distance < 0:
@@ -118,12 +142,14 @@ def run(args: argparse.Namespace) -> int:
     threads = usable_cpus() if args.threads is None else args.threads
     if threads < 1:
         raise InputError(f"--threads must be >= 1, got {threads}")
-    if args.output == "-" and sys.stdout.isatty() and not args.sam:
-        raise InputError("refusing to write BAM to a terminal; use -o FILE or a pipe")
+    fmt = _format(args)
+    if args.output == "-" and sys.stdout.isatty() and fmt != "sam":
+        raise InputError(f"refusing to write {fmt.upper()} to a terminal; use -o FILE or a pipe")
     scoring = read_scoring(args.preset, args.match, args.mismatch, args.gap_open,
                            args.gap_extend, args.clip_penalty, args.min_score)
     ref = args.reference
-    check_outputs({"-o": args.output, "the index (--sort)": args.output + ".bai" if args.sort and
+    suffix = index_suffix(fmt, args.sort)
+    check_outputs({"-o": args.output, "the index (--sort)": args.output + suffix if suffix and
                    args.output != "-" else None, "--summary-json": args.summary_json},
                   {"reads": args.reads, "candidates": args.candidates, "reference": ref,
                    "reference index": ref + ".fai", "reference .gzi": ref + ".gzi"})
@@ -135,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
         reference=args.reference, reads=args.reads, candidates=args.candidates,
         output=args.output, candidates_format=args.candidates_format, pad=args.pad,
         max_distance=args.max_distance, secondary=args.secondary, eqx=args.eqx,
-        sort=args.sort, sam=args.sam, rg=args.rg, threads=threads, backend=args.backend,
+        sort=args.sort, output_format=fmt, rg=args.rg, threads=threads, backend=args.backend,
         compression_level=args.compression_level, bgzf_writer=args.bgzf_writer,
         batch_size=args.batch_size, allow_empty=args.allow_empty,
         progress=sys.stderr.isatty() and not args.quiet,

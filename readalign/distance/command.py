@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import sys
 import time
 
 from ..errors import InputError, ReadalignError
 from ..runtime import backends
-from ..runtime.outfiles import atomic, check_outputs, is_stream, output_error
+from ..runtime.outfiles import atomic, check_outputs, is_stream, open_stream, output_error
 from ..runtime.progress import Progress
 from .cdist import block_function, prepare, result_dtype, row_chunks
 from .codes import WordCodes
@@ -41,10 +42,16 @@ def _writer(path: str, fmt: str, sparse: bool, shape: tuple[int, int], dtype, fh
 
 @contextlib.contextmanager
 def open_output(out: str, fmt: str, sparse: bool, shape: tuple[int, int], dtype):
-    """Yield a writer for ``out``; a file appears under its name only if the block succeeds."""
-    if out == "-" or is_stream(out):  # stdout, or a named pipe or device: written, not replaced
+    """Yield a writer for ``out``; a file appears under its name only if the block succeeds.
+
+    TSV to stdout or to a named pipe or device is written there as it comes; a ``.npy``
+    (filled in place) is made under a temporary name and then renamed onto a file or
+    copied to a stream (:func:`~readalign.runtime.outfiles.atomic`).
+    """
+    if fmt == "tsv" and (out == "-" or is_stream(out)):  # written, never replaced
         with contextlib.ExitStack() as stack:
-            fh = sys.stdout.buffer if out == "-" else stack.enter_context(open(out, "wb"))
+            fh = (sys.stdout.buffer if out == "-"
+                  else stack.enter_context(os.fdopen(open_stream(out), "wb")))
             writer = _writer(out, fmt, sparse, shape, dtype, fh)
             yield writer
             writer.close()

@@ -11,7 +11,8 @@ So before the reference is opened:
   one record's last base and the next record's first base must be exactly
   one header line naming the next record. A mismatch rebuilds the index;
   one left after a fresh build can only be a record htslib dropped, which is
-  a duplicate name: an error naming both lines.
+  a duplicate name: an error naming both lines. A fresh build is checked
+  under its temporary name, so a refused FASTA leaves no index behind.
 """
 
 from __future__ import annotations
@@ -122,7 +123,8 @@ def _line_of(path: str, offset: int) -> int:
 
 
 def _build(path: str, compressed: bool) -> None:
-    """Write ``.fai`` (and ``.gzi``) with samtools under temporary names, then rename them."""
+    """Write ``.fai`` (and ``.gzi``) with samtools under temporary names, check a plain FASTA's
+    against it, then rename them into place (a refused FASTA leaves none)."""
     import pysam  # pysam's samtools is loaded only when an index must be built (start-up time)
 
     targets = [path + ".fai"] + ([path + ".gzi"] if compressed else [])
@@ -134,6 +136,8 @@ def _build(path: str, compressed: bool) -> None:
             tmp.close_fd()
         args = ["--fai-idx", temps[0].name] + (["--gzi-idx", temps[1].name] if compressed else [])
         pysam.faidx(path, *args)
+        if not compressed:
+            _check_fresh(path, temps[0].name)
         for tmp in temps:
             tmp.commit()
     except pysam.SamtoolsError as exc:
@@ -146,6 +150,14 @@ def _build(path: str, compressed: bool) -> None:
         pysam.set_verbosity(quiet)
         for tmp in temps:
             tmp.discard()
+
+
+def _check_fresh(path: str, fai: str) -> None:
+    """A freshly built index ``fai`` must describe the plain FASTA ``path``; else the error."""
+    try:
+        _check_plain(path, fai)
+    except _Mismatch as exc:
+        raise _explain(path, fai, exc) from None
 
 
 def _stale(path: str, compressed: bool) -> str | None:
@@ -173,25 +185,18 @@ def _is_compressed(path: str) -> bool:
 def refresh_index(path: str) -> None:
     """Make ``path``'s index exist and describe the FASTA as it is now (see the module doc)."""
     compressed = _is_compressed(path)
-    if not os.path.exists(path + ".fai"):
-        _build(path, compressed)
-    else:
+    if os.path.exists(path + ".fai"):
         why = _stale(path, compressed)
         if why is None:
             return
         log.warning("%s: rebuilding the index", why)
-        _build(path, compressed)
-    if compressed:
-        return
-    try:
-        _check_plain(path, path + ".fai")
-    except _Mismatch as exc:
-        raise _explain(path, exc) from None
+    _build(path, compressed)
 
 
-def _explain(path: str, exc: _Mismatch) -> InputError:
-    """The error for a FASTA that a fresh index still does not describe: a dropped duplicate."""
-    names = {e[0] for e in fai_entries(path + ".fai")}
+def _explain(path: str, fai: str, exc: _Mismatch) -> InputError:
+    """The error for a FASTA that a fresh index ``fai`` still does not describe: a dropped
+    duplicate."""
+    names = {e[0] for e in fai_entries(fai)}
     if exc.offset >= 0:
         with open(path, "rb") as fh:
             fh.seek(exc.offset)

@@ -1,7 +1,10 @@
-"""Stream reads from FASTQ, FASTA (plain or gzip) or unaligned BAM in batches.
+"""Stream reads from FASTQ, FASTA, SAM text (plain or gzip) or unaligned BAM in batches.
 
-Formats are recognised by content: ``@`` starts FASTQ, ``>`` FASTA, and a
-BGZF stream holding ``BAM\\1`` an unaligned BAM. CRLF line endings are
+Formats are recognised by content: ``@`` starts FASTQ, ``>`` FASTA, a SAM
+header line (``@HD``, ``@SQ``, ``@RG``, ``@PG``, ``@CO`` and a tab) or a line
+of SAM's eleven fields SAM text (what ``samtools import`` writes), and a BGZF
+stream holding ``BAM\\1`` an unaligned BAM. SAM and BAM records are read
+by one convention (:func:`_unaligned_record`). CRLF line endings are
 accepted. Each batch holds names, bases and qualities as flat ``uint8``
 arrays with offsets, so no Python object is built per read on the FASTQ path.
 """
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -198,15 +202,69 @@ def _iter_fasta(stream, path: str, batch_size: int) -> Iterator[ReadBatch]:
 
 
 _COMP = bytes.maketrans(b"ACGTMRWSYKVHDBNacgtmrwsykvhdbn", b"TGCAKYWSRMBDHVNtgcakywsrmbdhvn")
+NOT_PRIMARY = 0x900
+"""SAM flags of secondary and supplementary records: not reads of their own, skipped."""
+MATES = 0xC0
+"""SAM flags of the first (0x40) and last (0x80) read of a template."""
+MATE_SUFFIX = {0x40: b"/1", 0x80: b"/2"}
+"""What a read's name gets for its mate flag (:func:`_unaligned_record`)."""
+SAM_HEADER = re.compile(rb"@(HD|SQ|RG|PG|CO)\t")
+"""A SAM header line's start (a FASTQ header is ``@`` and a name, without these tags)."""
+SAM_RECORD = re.compile(rb"[!-?A-~]+\t\d+\t[^\t\n]*\t\d+\t\d+\t[^\t\n]*\t[^\t\n]*\t-?\d+\t-?\d+\t")
+"""The start of a SAM record line, its first nine fields (SAM text without a header): QNAME
+(never ``@`` or ``>``), FLAG, RNAME, POS, MAPQ, CIGAR, RNEXT, PNEXT, TLEN."""
 
 
-def _iter_bam(path: str, batch_size: int) -> Iterator[ReadBatch]:
-    import pysam  # loaded on first use, not when readalign is imported (start-up time)
+Record = tuple[bytes, bytes, bytes]
+"""A read as the readers hand it on: name, bases and phred+33 qualities, as sequenced."""
 
+
+def _unaligned_record(path: str, where: str, name: bytes, flag: int, seq: bytes,
+                      qual: bytes | None) -> Record | None:
+    """A BAM or SAM record as the read it holds (None for a secondary or supplementary one).
+
+    The inverse of ``samtools import``, as ``samtools fastq`` reads it: a record
+    flagged first of a pair (0x40 alone) is named with ``/1`` appended, last of a
+    pair (0x80 alone) ``/2``, which ``samtools import`` took off the FASTQ's names
+    (so candidates a mapper found for that FASTQ name their reads); bases and
+    qualities turned back to the sequenced strand when flag 16 is set; qualities of
+    Q40 (``I``) where the record has none.
+    """
+    if flag & NOT_PRIMARY:
+        return None
+    name += MATE_SUFFIX.get(flag & MATES, b"")
+    _check_name(path, where, name)
+    _check_seq(path, where, seq)
+    qual = b"I" * len(seq) if qual is None else qual
+    if flag & 16:
+        seq = seq.translate(_COMP)[::-1]
+        qual = qual[::-1]
+    return name, seq, qual
+
+
+def _batches(records: Iterator[Record | None], batch_size: int) -> Iterator[ReadBatch]:
+    """Records gathered into batches of ``batch_size`` (None entries skipped)."""
     names: list[bytes] = []
     seqs: list[bytes] = []
     quals: list[bytes] = []
     first = 0
+    for rec in records:
+        if rec is None:
+            continue
+        names.append(rec[0])
+        seqs.append(rec[1])
+        quals.append(rec[2])
+        if len(names) == batch_size:
+            yield _batch_from_lists(names, seqs, quals, first)
+            first += len(names)
+            names, seqs, quals = [], [], []
+    if names:
+        yield _batch_from_lists(names, seqs, quals, first)
+
+
+def _bam_records(path: str) -> Iterator[Record | None]:
+    import pysam  # loaded on first use, not when readalign is imported (start-up time)
+
     try:
         bam = pysam.AlignmentFile(path, "rb", check_sq=False)
     except (OSError, ValueError) as exc:
@@ -214,45 +272,72 @@ def _iter_bam(path: str, batch_size: int) -> Iterator[ReadBatch]:
     with bam:
         try:
             for rec_no, rec in enumerate(bam, start=1):
-                if rec.is_secondary or rec.is_supplementary:
-                    continue
-                where = f"record {rec_no}"
-                name = rec.query_name.encode()
-                _check_name(path, where, name)
-                seq = (rec.query_sequence or "").encode()
-                _check_seq(path, where, seq)
                 q = rec.query_qualities
-                qual = bytes(x + 33 for x in q) if q is not None else b"I" * len(seq)
-                if rec.is_reverse:
-                    seq = seq.translate(_COMP)[::-1]
-                    qual = qual[::-1]
-                names.append(name)
-                seqs.append(seq)
-                quals.append(qual)
-                if len(names) == batch_size:
-                    yield _batch_from_lists(names, seqs, quals, first)
-                    first += len(names)
-                    names, seqs, quals = [], [], []
+                yield _unaligned_record(path, f"record {rec_no}", rec.query_name.encode(),
+                                        rec.flag, (rec.query_sequence or "").encode(),
+                                        bytes(x + 33 for x in q) if q is not None else None)
         except OSError as exc:
             raise InputError(f"{display(path)}: truncated or corrupt BAM ({exc})") from None
-    if names:
-        yield _batch_from_lists(names, seqs, quals, first)
+
+
+def _sam_field_error(path: str, lineno: int, what: str) -> InputError:
+    return InputError(f"{display(path)}: line {lineno}: {what} (reading SAM text)")
+
+
+def _sam_records(stream, path: str) -> Iterator[Record | None]:
+    """The reads of SAM text (what ``samtools import`` writes): header lines, then records."""
+    in_header = True
+    for lineno, raw in enumerate(stream, start=1):
+        line = raw.rstrip(b"\r\n")
+        if line.startswith(b"@"):
+            if not in_header:
+                raise _sam_field_error(path, lineno, "header line after the first record")
+            continue
+        in_header = False
+        if not line:
+            continue
+        f = line.split(b"\t", 11)
+        if len(f) < 11:
+            raise _sam_field_error(path, lineno, f"{len(f)} tab-separated fields where a "
+                                                 "record has at least 11")
+        if not f[1].isdigit():
+            flag = as_text(np.frombuffer(f[1], np.uint8), 0, len(f[1]), 40)
+            raise _sam_field_error(path, lineno, f"FLAG '{flag}' is not a number")
+        seq = b"" if f[9] == b"*" else f[9]
+        qual = None if f[10] == b"*" else f[10]
+        if qual is not None:
+            _check_sam_qual(path, lineno, seq, qual)
+        yield _unaligned_record(path, f"line {lineno}", f[0], int(f[1]), seq, qual)
+
+
+def _check_sam_qual(path: str, lineno: int, seq: bytes, qual: bytes) -> None:
+    if len(qual) != len(seq):
+        raise _sam_field_error(path, lineno, f"SEQ and QUAL lengths differ ({len(seq)} vs "
+                                             f"{len(qual)})")
+    arr = np.frombuffer(qual, np.uint8)
+    bad = np.flatnonzero((arr < 33) | (arr > 126))
+    if bad.size:
+        raise _sam_field_error(path, lineno, f"invalid quality byte 0x{arr[bad[0]]:02x} at "
+                                             f"position {bad[0] + 1} (not in '!'..'~')")
 
 
 def _sniff(stream, path: str) -> str:
-    """"fastq", "fasta" or "bam" from the first bytes of the (decompressed) stream."""
+    """"fastq", "fasta", "sam" or "bam" from the first bytes of the (decompressed) stream."""
     try:
         head = stream.peek(4)[:4]
+        start = stream.peek(1 << 12)
     except (OSError, EOFError) as exc:
         raise InputError(f"{display(path)}: corrupt compressed data ({exc})") from None
     if head.startswith(b"BAM\x01"):
         return "bam"
+    if SAM_HEADER.match(start) or SAM_RECORD.match(start):
+        return "sam"
     if head.startswith(b"@"):
         return "fastq"
     if head.startswith(b">"):
         return "fasta"
     text = "".join(chr(c) if 32 <= c < 127 else "?" for c in head)
-    raise InputError(f"{display(path)}: line 1: not FASTQ, FASTA or BAM "
+    raise InputError(f"{display(path)}: line 1: not FASTQ, FASTA, SAM or BAM "
                      f"(starts with '{text}')")
 
 
@@ -273,8 +358,10 @@ def iter_reads(path: str, batch_size: int = 200_000,
             yield from _iter_fastq(stream, path, batch_size)
         elif fmt == "fasta":
             yield from _iter_fasta(stream, path, batch_size)
+        elif fmt == "sam":
+            yield from _batches(_sam_records(stream, path), batch_size)
         elif not os.path.isfile(path):
             raise InputError(f"{display(path)}: unaligned BAM must be read from a file, "
                              "not a pipe")
     if fmt == "bam":
-        yield from _iter_bam(path, batch_size)
+        yield from _batches(_bam_records(path), batch_size)

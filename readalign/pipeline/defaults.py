@@ -5,5 +5,10 @@ DEFAULT_BATCH = 100_000
 assembled, compressed), so peak memory is about 1.0 GB plus 0.6 GB per 100,000 reads of
 batch on a 16-core GPU host, whatever the input size (0.54 GB measured there, plus the
 record slots kept since, 0.06 GB); 100k to 500k run at the same speed (benchmarks/RESULTS.md)."""
+BATCH_BYTES_PER_READ = 6_000
+"""Memory one read of ``--batch-size`` costs, by the estimate above (0.6 GB per 100,000 reads of
+batch, 150 bp reads): a batch size whose estimate exceeds the memory the host has available
+(:func:`readalign.runtime.host_memory.available_memory`) is refused before anything is read.
+Longer reads cost more, so this is the least a batch needs, not the most."""
 DEFAULT_PAD = 20
 """Bases added on each side of a candidate window (``--pad``)."""

@@ -1,90 +1,134 @@
-"""Where the BAM goes: a temporary file beside the target, renamed on success, or a stream.
+"""Where the output goes: a temporary file beside the target, renamed on success, or a stream.
 
-Sorting, indexing and SAM conversion use pysam's samtools. Everything is
-written under a temporary name in the output's directory and renamed only
-when complete; a failed run removes its own temporary files and nothing else.
+The BAM is written as records come; sorting, indexing and conversion to SAM or
+CRAM use pysam's samtools and htslib. Everything is written under a temporary
+name in the output's directory and renamed only when complete; a failed run
+removes its own temporary files and nothing else. samtools' failures are one
+line: the OS's reason where a write failed (a full disk), else samtools' last
+line; htslib's own log is silenced while they run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import shutil
-import sys
-import tempfile
 
 from ..errors import OutputError
-from ..runtime.outfiles import TempFile, is_stream, output_error
+from ..runtime.outfiles import TempFile, is_stream, open_stream, output_error, write_failure
 from .bgzf import open_writer
+from .formats import index_suffix
+
+WRITE_MODES = {"sam": "w", "cram": "wc"}
+"""pysam's modes for the formats converted from the temporary BAM."""
 
 
-def _bam_to_sam(src: str, dst: str, threads: int) -> None:
-    """Write the BAM ``src`` as SAM text to ``dst`` (pysam's samtools view cannot write to a file)."""
+@contextlib.contextmanager
+def _htslib_quiet():
+    """htslib's log off (its messages would be lines beside readalign's one)."""
+    import pysam  # loaded on first use, not when readalign is imported (start-up time)
+
+    before = pysam.set_verbosity(0)
+    try:
+        yield
+    finally:
+        pysam.set_verbosity(before)
+
+
+def _failure(target: str, dst: str, what: str, detail: str) -> OSError:
+    """The one-line error of a samtools step that wrote ``dst`` (for ``target``): the OS's
+    reason when ``dst`` cannot be written (a full disk), else ``detail``."""
+    try:
+        fd = os.open(dst, os.O_WRONLY | os.O_APPEND)
+    except OSError as exc:
+        return output_error(target, exc)
+    try:
+        found = write_failure(fd, target)
+    finally:
+        os.close(fd)
+    return found or OutputError(f"{target}: {what} failed ({detail})")
+
+
+def _samtools(command, target: str, dst: str, *args: str) -> None:
+    """Run pysam's samtools ``command`` (which writes ``dst``); a failure as one line."""
     import pysam  # loaded on first use, not when readalign is imported (start-up time)
 
     try:
-        with pysam.AlignmentFile(src, "rb", threads=threads, check_sq=False) as inp, \
-                pysam.AlignmentFile(dst, "w", template=inp) as out:
+        with _htslib_quiet():
+            command(*args)
+    except pysam.SamtoolsError as exc:
+        text = str(exc.value).rsplit("stderr=", 1)[-1].strip().splitlines()
+        detail = text[-1][-200:] if text else "no message"
+        raise _failure(target, dst, f"samtools {command.dispatch}", detail) from None
+
+
+def _convert(src: str, dst: str, target: str, fmt: str, threads: int,
+             reference: str | None) -> None:
+    """Write the BAM ``src`` to ``dst`` as SAM text or CRAM (against ``reference``), record by
+    record (pysam's samtools view cannot write to a file)."""
+    import pysam  # loaded on first use, not when readalign is imported (start-up time)
+
+    # CRAM is compressed on the threads too; SAM text is written as before, by one
+    extra = {"reference_filename": reference, "threads": threads} if fmt == "cram" else {}
+    try:
+        with _htslib_quiet(), pysam.AlignmentFile(src, "rb", threads=threads,
+                                                  check_sq=False) as inp, \
+                pysam.AlignmentFile(dst, WRITE_MODES[fmt], template=inp, **extra) as out:
             for rec in inp:
                 out.write(rec)
-    except OSError as exc:
-        raise output_error(dst, exc) from None
+    except (OSError, ValueError) as exc:
+        raise _failure(target, dst, f"writing {fmt.upper()}", str(exc)) from None
 
 
 class Output:
-    """Where the BAM goes: a temporary file beside the target, renamed on success, or stdout.
+    """Where the output goes: a temporary file beside the target, renamed on success, or a stream.
 
-    ``--sam`` and ``--sort`` write a fast temporary BAM first, then convert
-    or sort it with samtools (through pysam) into a second temporary file.
-    :meth:`close` finishes every file under its temporary name (so a
-    ``--summary-json`` can still fail the run), :meth:`commit` renames them
-    into place, :meth:`fail` removes this run's temporary files and nothing else.
-    ``threads`` serve samtools; ``deflate`` threads (default ``threads``) compress the BAM
-    as it is written (:func:`~readalign.pipeline.bgzf.deflate_threads`).
+    ``fmt`` is ``bam``, ``sam`` or ``cram`` (:mod:`.formats`; CRAM needs
+    ``reference``). A SAM or CRAM output, and ``--sort``, write a fast temporary
+    BAM first, then sort or convert it with samtools (through pysam) into
+    further temporary files. :meth:`close` finishes every file under its
+    temporary name (so a ``--summary-json`` can still fail the run),
+    :meth:`commit` puts them in place, :meth:`fail` removes this run's temporary
+    files and nothing else. ``threads`` serve samtools; ``deflate`` threads
+    (default ``threads``) compress the BAM as it is written
+    (:func:`~readalign.pipeline.bgzf.deflate_threads`).
     """
 
-    def __init__(self, path: str, sam: bool, sort: bool, threads: int,
+    def __init__(self, path: str, fmt: str, sort: bool, threads: int,
                  level: int | None = None, writer: str = "auto",
-                 deflate: int | None = None) -> None:
-        self.path, self.sam, self.sort, self.threads = path, sam, sort, max(1, threads)
-        # a symbolic link is followed: its target is replaced, the link itself stays
-        self.target = os.path.realpath(path) if os.path.islink(path) else path
+                 deflate: int | None = None, reference: str | None = None) -> None:
+        self.path, self.fmt, self.sort, self.threads = path, fmt, sort, max(1, threads)
+        self.reference = reference
         self.level = level
         # stdout, or an existing path that is not a regular file (a named pipe, /dev/stdout):
-        # written to as a stream, never replaced
+        # written to as a stream (through a link such as /dev/stdout), never replaced
         self.stdout = path == "-" or is_stream(path)
-        self.direct = not sam and not sort
+        # a symbolic link to a file is followed: its target is replaced, the link itself stays
+        self.target = os.path.realpath(path) if os.path.islink(path) and not self.stdout else path
+        self.direct = fmt == "bam" and not sort
         self.temps: list[TempFile] = []
         self._final: list[tuple[TempFile, str]] = []  # (finished temporary file, its target)
         if self.direct and self.stdout:
-            fd, name = self._open_stream()
+            fd, name = open_stream(path), "stdout" if path == "-" else path
         else:
             tmp = self._temp(".bam")
             fd, name = tmp.take_fd(), path if self.direct else tmp.name
         self.bam = self.temps[0] if self.temps else None
         try:
-            # a temporary BAM (before sort or SAM conversion) is only read back: fastest level
+            # a temporary BAM (before sort or conversion) is only read back: fastest level
             self.writer = open_writer(fd, name, deflate or self.threads,
                                       level if self.direct else 1, writer)
         except BaseException:
             self.cleanup()
             raise
 
-    def _open_stream(self) -> tuple[int, str]:
-        if self.path == "-":
-            return os.dup(sys.stdout.fileno()), "stdout"
-        try:
-            return os.open(self.path, os.O_WRONLY), self.path
-        except OSError as exc:
-            raise output_error(self.path, exc) from None
-
     def _temp(self, suffix: str) -> TempFile:
-        target = os.path.join(tempfile.gettempdir(), "readalign") if self.stdout else self.path
-        tmp = TempFile(target, suffix)
+        tmp = TempFile(self.path, suffix)  # a stream's in the temporary directory
         self.temps.append(tmp)
         return tmp
 
     def add(self, tmp: TempFile) -> None:
-        """Another finished file (e.g. the summary) to rename with the output, or remove on failure."""
+        """Another finished file (e.g. the summary) to put in place with the output, or remove
+        on failure."""
         self.temps.append(tmp)
         self._final.append((tmp, tmp.path))
 
@@ -96,45 +140,34 @@ class Output:
         if self.bam is None:
             return
         src = self.bam.name
-        try:
-            if self.sort:
-                dst = self._temp(".sorted.bam")
-                level = () if self.level is None else ("-l", str(self.level))
-                pysam.sort("-@", str(self.threads), "-m", "512M", *level, "-T", dst.name + ".part",
-                           "-o", dst.name, src)
-                src = dst.name
-                if not self.sam and not self.stdout:
-                    index = self._temp(".bai")
-                    pysam.index("-@", str(self.threads), "-o", index.name, src)
-                    self._final.append((index, self.path + ".bai"))
-            if self.sam:
-                dst = self._temp(".sam")
-                _bam_to_sam(src, dst.name, self.threads)
-                src = dst.name
-        except pysam.SamtoolsError as exc:
-            raise OutputError(f"{self.path}: samtools failed: {str(exc).strip()[-300:]}") from None
+        if self.sort:
+            dst = self._temp(".sorted.bam")
+            level = () if self.level is None else ("-l", str(self.level))
+            _samtools(pysam.sort, self.path, dst.name, "-@", str(self.threads), "-m", "512M",
+                      *level, "-T", dst.name + ".part", "-o", dst.name, src)
+            src = dst.name
+        if self.fmt != "bam":
+            dst = self._temp(f".{self.fmt}")
+            _convert(src, dst.name, self.path, self.fmt, self.threads, self.reference)
+            src = dst.name
+        suffix = index_suffix(self.fmt, self.sort)
+        if suffix and not self.stdout:
+            index = self._temp(suffix)
+            _samtools(pysam.index, self.path + suffix, index.name, "-@", str(self.threads),
+                      "-o", index.name, src)
+            self._final.append((index, self.path + suffix))
         self._result = src
 
     def commit(self) -> None:
-        """Put the finished files in place (or on stdout) and remove the temporary ones."""
+        """Put the finished files in place (streams first, then renames) and remove the
+        temporary ones: a stream that fails leaves no file renamed into place."""
         if self.bam is not None:
             src = next(t for t in self.temps if t.name == self._result)
-            if self.stdout:
-                self._to_stdout(src.name)
-            else:
-                self._final.insert(0, (src, self.target))
-        for tmp, target in self._final:
+            self._final.insert(0, (src, self.target))
+        for tmp, target in sorted(self._final, key=lambda item: not item[0].stream):
             tmp.path = target
             tmp.commit()
         self.cleanup()
-
-    def _to_stdout(self, name: str) -> None:
-        fd, target = self._open_stream()
-        try:
-            with open(name, "rb") as src, os.fdopen(fd, "wb") as dst:
-                shutil.copyfileobj(src, dst, 1 << 22)
-        except OSError as exc:
-            raise output_error(target, exc) from None
 
     def cleanup(self) -> None:
         """Remove this run's temporary files that are still there."""

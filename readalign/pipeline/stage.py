@@ -34,11 +34,13 @@ from ..io.candidates import CandidateChunk, iter_candidates
 from ..io.reads import ReadBatch, iter_reads
 from ..io.reference import Reference
 from ..runtime import backends
+from ..runtime.host_memory import available_memory
 from ..runtime.outfiles import write_bytes
 from ..runtime.progress import Progress
 from ..runtime.stages import Consumer, Inline, concurrent_launches_ok, numba_threads, prefetch
 from .bgzf import compressor, deflate_threads
-from .defaults import DEFAULT_BATCH, DEFAULT_PAD
+from .defaults import BATCH_BYTES_PER_READ, DEFAULT_BATCH, DEFAULT_PAD
+from .formats import output_format
 from .header import header_bytes, header_text, parse_rg
 from .output import Output
 from .pairs import Pairs, build_pairs, find_name, match_reads, repeated_names
@@ -93,7 +95,7 @@ class Options:
     secondary: bool = False
     eqx: bool = False
     sort: bool = False
-    sam: bool = False
+    output_format: str | None = None  # "bam", "sam" or "cram"; None: from the output's name
     rg: str | None = None
     threads: int = 1
     compression_level: int | None = None  # BGZF level 0-9; None: DEFAULT_COMPRESSION
@@ -104,7 +106,7 @@ class Options:
     allow_empty: bool = False  # empty reads/candidates files give a header-only BAM
     command_line: str = "readalign align"
     version: str = ""
-    summary_json: str | None = None  # also write the summary here (renamed with the output)
+    summary_json: str | None = None  # also write the summary here (put in place with the output)
     scoring: ReadScoring = SR  # --preset and -A/-B/-O/-E/-L/-T
 
 
@@ -270,15 +272,26 @@ def read_stage(opts: Options, ref: Reference, st: dict[str, float], repeats: Rep
     chunks = iter_candidates(opts.candidates, ref, opts.candidates_format, opts.allow_empty)
     cands = CandidateStream(ahead(chunks, "candidates", _CAND_DEPTH), opts.candidates, opts.reads)
     batches = iter_reads(opts.reads, opts.batch_size, opts.allow_empty)
-    return _read_stage(batches, cands, st, repeats)
+    return _read_stage(batches, cands, st, repeats, opts.batch_size)
+
+
+def _next_batch(batches: Iterator[ReadBatch], batch_size: int) -> ReadBatch | None:
+    """The next batch, or None at the end; memory that runs out while it is allocated is the
+    one-line error of ``--batch-size``."""
+    try:
+        return next(batches, None)
+    except MemoryError as exc:
+        raise InputError(f"--batch-size {batch_size:,}: out of memory for a batch ({exc}); "
+                         "choose a smaller --batch-size") from None
 
 
 def _read_stage(batches: Iterator[ReadBatch], cands: CandidateStream, st: dict[str, float],
-                repeats: RepeatedNames) -> Iterator[tuple[ReadBatch, CandidateChunk, np.ndarray]]:
+                repeats: RepeatedNames,
+                batch_size: int) -> Iterator[tuple[ReadBatch, CandidateChunk, np.ndarray]]:
     """Parse batches and match their candidates (stage read)."""
     while True:
         t0 = time.perf_counter()
-        batch = next(batches, None)
+        batch = _next_batch(batches, batch_size)
         if batch is None:
             cands.finish()
             return
@@ -350,12 +363,25 @@ def _check(opts: Options) -> None:
         raise InputError(f"--pad must be >= 0, got {opts.pad}")
     if opts.batch_size < 1:
         raise InputError(f"--batch-size must be >= 1, got {opts.batch_size}")
+    _check_batch_memory(opts.batch_size)
     if opts.compression_level is not None and not 0 <= opts.compression_level <= 9:
         raise InputError(f"--compression-level must be 0-9, got {opts.compression_level}")
     try:
         compressor(opts.bgzf_writer)
     except ValueError as exc:
         raise InputError(f"--bgzf-writer: {exc}") from None
+
+
+def _check_batch_memory(batch_size: int) -> None:
+    """Refuse a batch size whose estimate (:data:`~.defaults.BATCH_BYTES_PER_READ` a read)
+    exceeds the memory available, before the first batch is allocated."""
+    room = available_memory()
+    need = batch_size * BATCH_BYTES_PER_READ
+    if room is not None and need > room:
+        raise InputError(f"--batch-size {batch_size:,}: a batch needs about {need / 1e9:,.1f} GB "
+                         f"of memory ({BATCH_BYTES_PER_READ:,} bytes a read), more than the "
+                         f"{room / 1e9:,.1f} GB available; at most "
+                         f"{room // BATCH_BYTES_PER_READ:,} reads a batch here")
 
 
 def _free_gpu_memory(backend: str) -> None:
@@ -392,8 +418,9 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
         why = ("chosen with --bgzf-writer htslib" if opts.bgzf_writer == "htslib"
                else "the isal package (ISA-L), which compresses about 10x faster, is not installed")
         log.info("BGZF compression runs on htslib's zlib: %s (docs/guide/bam-stage.md: 'BGZF writers')", why)
-    out = Output(opts.output, opts.sam, opts.sort, opts.threads, level, opts.bgzf_writer,
-                 deflate_threads(opts.threads, opts.bgzf_writer))
+    out = Output(opts.output, output_format(opts.output, opts.output_format), opts.sort,
+                 opts.threads, level, opts.bgzf_writer,
+                 deflate_threads(opts.threads, opts.bgzf_writer), opts.reference)
     consumers: list[Consumer | Inline] = []
     feeds: list[Generator] = []  # background producers, each consuming the one after it
     try:

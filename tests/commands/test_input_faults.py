@@ -1,5 +1,6 @@
 """Inputs as users really have them: pipes, missing final newlines, empty reads, repeated names,
-and references that are edited, duplicated or not files at all.
+SAM text of unaligned reads, batch sizes beyond the memory, and references that are edited,
+duplicated or not files at all.
 
 Every case runs ``readalign align`` as a new process on the shipped example
 and reads the BAM back with pysam.
@@ -18,7 +19,14 @@ from pathlib import Path
 import pysam
 import pytest
 from conftest import require_tool
-from test_output_safety import align_args, cli, ex, one_error_line  # noqa: F401 - ex is a fixture
+from test_output_safety import (  # noqa: F401 - the fixtures ex and small
+    align_args,
+    cli,
+    ex_fixture,
+    leftovers,
+    one_error_line,
+    small_fixture,
+)
 
 from benchmarks._simulate import simulate
 
@@ -30,21 +38,6 @@ def records(path: Path) -> list[pysam.AlignedSegment]:
 
 def text_records(path: Path) -> list[str]:
     return [r.to_string() for r in records(path)]
-
-
-@pytest.fixture()
-def small(ex):  # noqa: F811 - the fixture imported above
-    """The first 20 reads of the example (plain FASTQ) and their PAF candidates."""
-    with gzip.open(ex["reads"], "rt") as fh:
-        lines = [next(fh) for _ in range(80)]
-    reads = ex["dir"] / "r.fq"
-    reads.write_text("".join(lines))
-    names = {lines[i][1:].split()[0] for i in range(0, 80, 4)}
-    with gzip.open(ex["cand"], "rt") as fh:
-        cand = [ln for ln in fh if ln.split("\t", 1)[0] in names]
-    paf = ex["dir"] / "c.paf"
-    paf.write_text("".join(cand))
-    return {**ex, "reads": reads, "cand": paf}
 
 
 def run_ok(small, out: Path, *extra: str, **kw) -> list[str]:
@@ -160,13 +153,15 @@ def test_repeated_read_names_are_counted(small):
 # ---------------------------------------------------------------- reference
 
 
-def test_duplicate_contig_names_are_an_error(small):
+def test_duplicate_contig_names_are_an_error_and_leave_no_index(small):
     genome = small["ref"].read_text()
     ref = small["dir"] / "dup.fa"
     ref.write_text(genome + ">other\nACGTACGT\n>lambda\nACGTACGTACGT\n")
     lines = genome.count("\n")
+    before = {p.name for p in small["dir"].iterdir()}
     one_error_line(cli(*align_args(small, small["dir"] / "x.bam", "-r", str(ref))),
                    "dup.fa", f"line {lines + 3}", "contig 'lambda' appears twice")
+    assert leftovers(small["dir"], before) == set()  # no dup.fa.fai listing the first copies
 
 
 def test_stale_fai_is_rebuilt_and_said(small):
@@ -229,3 +224,91 @@ def test_peak_memory_does_not_grow_with_the_input(tmp_path):
         peaks.append(int(line.split(":")[1]))
         sizes.append(sum(min(os.path.getsize(p), 32 << 20) for p in (reads, paf)) // 1024)
     assert peaks[1] <= peaks[0] * 1.10 + (sizes[1] - sizes[0]), (peaks, sizes)
+
+
+# ---------------------------------------------------------------- SAM text reads
+
+_COMP = str.maketrans("ACGTN", "TGCAN")
+
+
+def _fastq_records(path: Path) -> list[tuple[str, str, str]]:
+    lines = path.read_text().splitlines()
+    return [(lines[i][1:].split()[0], lines[i + 1], lines[i + 3]) for i in range(0, len(lines), 4)]
+
+
+def test_hand_written_sam_text_reads_align_as_the_fastq(small):
+    """Unaligned SAM records: reverse-strand ones turned back, secondary ones skipped, names
+    as written (flag 4 alone: no mate suffix), gzip from a pipe as well as a plain file."""
+    expected = run_ok(small, small["dir"] / "fq.bam")
+    rows = ["@HD\tVN:1.6\tSO:unsorted", "@RG\tID:x\tSM:y", "@PG\tID:hand\tPN:editor"]
+    for i, (name, seq, qual) in enumerate(_fastq_records(small["reads"])):
+        if i % 3 == 1:  # stored reverse-complemented, as an aligner would have
+            rows.append(f"{name}\t20\t*\t0\t0\t*\t*\t0\t0\t{seq.translate(_COMP)[::-1]}\t"
+                        f"{qual[::-1]}\tRG:Z:x")
+        else:
+            rows.append(f"{name}\t4\t*\t0\t0\t*\t*\t0\t0\t{seq}\t{qual}")
+        if i == 4:  # a secondary record is no read of its own
+            rows.append(f"{name}\t260\t*\t0\t0\t*\t*\t0\t0\t*\t*")
+    sam = small["dir"] / "reads.sam"
+    sam.write_text("\r\n".join(rows) + "\r\n")
+    assert run_ok(small, small["dir"] / "sam.bam", "--reads", str(sam)) == expected
+    with open(small["dir"] / "reads.sam.gz", "wb") as fh:
+        fh.write(gzip.compress(sam.read_bytes()))
+    with open(small["dir"] / "reads.sam.gz", "rb") as stdin:
+        got = run_ok(small, small["dir"] / "pipe.bam", "--reads", "/dev/stdin", stdin=stdin)
+    assert got == expected
+
+
+def test_samtools_import_output_reads_as_its_fastq(small):
+    """`samtools import` takes /1 off the names into flag 0x40, as `samtools fastq` puts it
+    back: the reads keep the names the candidates were found for."""
+    samtools = require_tool("samtools")
+    expected = run_ok(small, small["dir"] / "fq.bam")
+    sam = small["dir"] / "imported.sam"
+    with open(sam, "wb") as fh:
+        subprocess.run([samtools, "import", "-0", str(small["reads"])], stdout=fh, check=True)
+    assert sam.read_text().startswith("@HD")
+    assert run_ok(small, small["dir"] / "sam.bam", "--reads", str(sam)) == expected
+    ubam = small["dir"] / "imported.bam"
+    subprocess.run([samtools, "import", "-0", str(small["reads"]), "-o", str(ubam)], check=True)
+    assert run_ok(small, small["dir"] / "ubam.bam", "--reads", str(ubam)) == expected
+
+
+def test_sam_text_fault_names_its_line(small):
+    sam = small["dir"] / "bad.sam"
+    sam.write_text("@HD\tVN:1.6\nr1\t4\t*\t0\t0\t*\t*\t0\t0\tACGT\tIIII\n"
+                   "r2\t4\t*\t0\t0\t*\t*\t0\t0\tACGT\tIII\n")
+    one_error_line(cli(*align_args(small, small["dir"] / "x.bam", "--reads", str(sam))),
+                   "bad.sam: line 3", "SEQ and QUAL lengths differ (4 vs 3)", "SAM text")
+    assert not (small["dir"] / "x.bam").exists()
+
+
+# ---------------------------------------------------------------- batch size and memory
+
+
+def test_batch_size_beyond_the_memory_is_one_line(small):
+    out = small["dir"] / "x.bam"
+    proc = cli(*align_args(small, out, "--batch-size", "1000000000000"))
+    one_error_line(proc, "--batch-size 1,000,000,000,000", "GB available", "reads a batch here")
+    assert not out.exists()
+
+
+def test_memory_error_while_a_batch_is_allocated_is_one_line(small):
+    """A batch whose arrays no address space holds (8 bytes a read of offsets, 10**17 reads):
+    numpy's MemoryError, raised by the real allocation, becomes the option's one line."""
+    from readalign.errors import InputError
+    from readalign.io.reference import Reference
+    from readalign.pipeline.stage import Options, RepeatedNames, read_stage
+
+    opts = Options(reference=str(small["ref"]), reads=str(small["reads"]),
+                   candidates=str(small["cand"]), output=str(small["dir"] / "x.bam"),
+                   batch_size=10**17)
+    ref = Reference(opts.reference)
+    try:
+        stage = read_stage(opts, ref, dict.fromkeys(("read",), 0.0), RepeatedNames(),
+                           lambda items, name, depth=1: items)
+        with pytest.raises(InputError, match=r"^--batch-size 100,000,000,000,000,000: out of "
+                                             r"memory for a batch \(.*\); choose a smaller"):
+            next(stage)
+    finally:
+        ref.close()

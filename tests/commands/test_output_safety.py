@@ -1,14 +1,17 @@
 """`readalign align` and `readalign distance` never destroy a file and fail with one line.
 
 Each test runs the command line as a new process on the shipped example
-(phage lambda, 2,000 reads, minimap2's candidates) and checks what is on disk
-afterwards: the inputs and any earlier output untouched, no temporary file
-left, and one line on stderr naming the file and the OS's reason.
+(phage lambda, 2,000 reads, minimap2's candidates, or its first 20 reads) and
+checks what is on disk afterwards: the inputs and any earlier output untouched,
+no temporary file left, one line on stderr naming the file and the OS's reason,
+devices and pipes written where they are, outputs with the mode a plain
+``open()`` gives, and the format the name asks for.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import hashlib
 import os
 import shutil
@@ -22,7 +25,7 @@ from pathlib import Path
 
 import pysam
 import pytest
-from conftest import REPO
+from conftest import REPO, require_tool
 
 EXAMPLES = REPO / "examples"
 
@@ -40,13 +43,52 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.fixture()
-def ex(tmp_path: Path) -> dict[str, Path]:
+@pytest.fixture(name="ex")
+def ex_fixture(tmp_path: Path) -> dict[str, Path]:
     """A copy of the example inputs in a fresh directory."""
     for name in ("lambda.fa", "reads.fq.gz", "candidates.paf.gz"):
         shutil.copy(EXAMPLES / name, tmp_path / name)
     return {"dir": tmp_path, "ref": tmp_path / "lambda.fa", "reads": tmp_path / "reads.fq.gz",
             "cand": tmp_path / "candidates.paf.gz"}
+
+
+@pytest.fixture(name="small")
+def small_fixture(ex: dict[str, Path]) -> dict[str, Path]:
+    """The first 20 reads of the example (plain FASTQ) and their PAF candidates."""
+    with gzip.open(ex["reads"], "rt") as fh:
+        lines = [next(fh) for _ in range(80)]
+    reads = ex["dir"] / "r.fq"
+    reads.write_text("".join(lines))
+    names = {lines[i][1:].split()[0] for i in range(0, 80, 4)}
+    with gzip.open(ex["cand"], "rt") as fh:
+        cand = [ln for ln in fh if ln.split("\t", 1)[0] in names]
+    paf = ex["dir"] / "c.paf"
+    paf.write_text("".join(cand))
+    return {**ex, "reads": reads, "cand": paf}
+
+
+@pytest.fixture()
+def devices(tmp_path: Path) -> dict[str, Path]:
+    """Character devices that behave as ``/dev/null`` and ``/dev/full``.
+
+    As root they are new nodes in the test's directory, so a run that replaced one
+    would replace only the test's copy; other users get the system's own, which
+    they cannot replace (a run that tried fails the test with "permission denied").
+    """
+    if os.geteuid() != 0:
+        return {"null": Path("/dev/null"), "full": Path("/dev/full")}
+    made = {}
+    for name, minor in (("null", 3), ("full", 7)):
+        made[name] = tmp_path / f"dev_{name}"
+        try:
+            os.mknod(made[name], 0o666 | stat.S_IFCHR, os.makedev(1, minor))
+        except PermissionError:
+            pytest.skip("cannot make device nodes here (no CAP_MKNOD)")
+    return made
+
+
+def is_device(path: Path) -> bool:
+    return stat.S_ISCHR(os.stat(path).st_mode)
 
 
 def align_args(ex: dict[str, Path], out: str | Path, *extra: str) -> list[str]:
@@ -155,7 +197,7 @@ def test_read_only_filesystem(ex):
 @pytest.mark.parametrize("extra", [(), ("--sort",), ("--sam",)])
 def test_disk_full_on_a_file(ex, extra):
     with tmpfs(ex["dir"] / "full", "size=64k") as full:
-        proc = cli(*align_args(ex, full / "x.bam", *extra))
+        proc = cli(*align_args(ex, full / "x.out", *extra))  # BAM, or SAM with --sam
         one_error_line(proc, "no space left on device")
         assert list(full.iterdir()) == []
 
@@ -282,3 +324,152 @@ def test_symbolic_link_output_replaces_its_target_and_keeps_the_link(ex):
     assert cli(*align_args(ex, link)).returncode == 0
     assert link.is_symlink() and os.readlink(link) == str(target)
     assert len(_records(str(target))) == 2000
+
+
+# ------------------------------------------------------- devices, modes, formats
+
+
+def test_summary_json_to_a_full_device_fails_and_keeps_the_device(small, devices):
+    out = small["dir"] / "out.bam"
+    proc = cli(*align_args(small, out, "--summary-json", str(devices["full"])))
+    one_error_line(proc, devices["full"].name, "cannot write (no space left on device)")
+    assert is_device(devices["full"])
+    assert not out.exists()  # the run failed: no output that looks complete
+
+
+def test_summary_json_to_a_null_device_is_written_there(small, devices):
+    out = small["dir"] / "out.bam"
+    proc = cli(*align_args(small, out, "--summary-json", str(devices["null"])))
+    assert proc.returncode == 0, proc.stderr
+    assert is_device(devices["null"])
+    assert len(_records(str(out))) == 20
+
+
+@pytest.mark.parametrize("fmt", [("--format", "tsv"), ("--format", "npy"),
+                                 ("--format", "npy", "--max-distance", "2")])
+def test_distance_output_to_devices(tmp_path, devices, fmt):
+    words = tmp_path / "words.txt"
+    words.write_text("kitten\nsitting\nmitten\n")
+    ok = cli("distance", "-q", str(words), "-o", str(devices["null"]), *fmt)
+    assert ok.returncode == 0, ok.stderr
+    full = cli("distance", "-q", str(words), "-o", str(devices["full"]), *fmt)
+    one_error_line(full, devices["full"].name, "cannot write (no space left on device)")
+    assert is_device(devices["null"]) and is_device(devices["full"])
+    assert leftovers(tmp_path, {"words.txt", "dev_null", "dev_full"}) == set()
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_outputs_get_the_mode_of_a_plain_open(small, umask):
+    """Every output (and the .fai built beside the reference) gets what open() gives a new
+    file under the run's umask, as samtools' outputs do."""
+    d = small["dir"]
+    words = d / "words.txt"
+    words.write_text("kitten\nsitting\nmitten\n")
+    previous = os.umask(umask)
+    try:
+        with open(d / "plain", "w"):
+            pass
+        want = _mode(d / "plain")
+        assert cli(*align_args(small, d / "o.bam", "--sort", "--summary-json",
+                               str(d / "s.json"))).returncode == 0
+        assert cli(*align_args(small, d / "o.sam")).returncode == 0
+        for fmt in (("tsv",), ("npy",), ("npy", "--max-distance", "1")):
+            out = d / f"dist{len(fmt)}.{fmt[0]}"
+            assert cli("distance", "-q", str(words), "-o", str(out), "--format", *fmt
+                       ).returncode == 0
+    finally:
+        os.umask(previous)
+    made = ["o.bam", "o.bam.bai", "s.json", "lambda.fa.fai", "o.sam", "dist1.tsv", "dist1.npy",
+            "dist3.npy"]
+    assert {name: oct(_mode(d / name)) for name in made} == dict.fromkeys(made, oct(want))
+    assert want == 0o666 & ~umask
+
+
+def _magic(path: Path) -> bytes:
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+    return gzip.decompress(path.read_bytes())[:4] if head[:2] == b"\x1f\x8b" else head
+
+
+def _same_records(path: Path, ref: Path) -> list[list[str]]:
+    """Records as text with their tags in a fixed order (CRAM stores tags in its own)."""
+    with pysam.AlignmentFile(str(path), check_sq=False, reference_filename=str(ref)) as fh:
+        rows = [r.to_string().split("\t") for r in fh]
+    return [row[:11] + sorted(row[11:]) for row in rows]
+
+
+def test_output_format_follows_the_name(small):
+    d = small["dir"]
+    assert cli(*align_args(small, d / "o.bam")).returncode == 0
+    want = _same_records(d / "o.bam", small["ref"])
+    assert _magic(d / "o.bam") == b"BAM\x01" and len(want) == 20
+    for name, magic in (("plain.sam", b"@HD\t"), ("x.cram", b"CRAM"), ("UP.SAM", b"@HD\t"),
+                        ("other.out", b"BAM\x01")):
+        assert cli(*align_args(small, d / name)).returncode == 0, name
+        assert _magic(d / name) == magic, name
+        assert _same_records(d / name, small["ref"]) == want, name
+    with open(d / "stdout.bam", "wb") as fh:
+        assert cli(*align_args(small, "-"), stdout=fh).returncode == 0
+    assert _magic(d / "stdout.bam") == b"BAM\x01"  # stdout keeps BAM
+
+
+def test_output_format_option_overrides_a_name_without_a_format(small):
+    d = small["dir"]
+    for option in (("--sam",), ("--output-format", "sam")):
+        assert cli(*align_args(small, d / "text.out", *option)).returncode == 0
+        assert _magic(d / "text.out") == b"@HD\t"
+    assert cli(*align_args(small, d / "x.cram", "--output-format", "cram")).returncode == 0
+    assert _magic(d / "x.cram") == b"CRAM"
+
+
+@pytest.mark.parametrize(("name", "option", "words"), [
+    ("x.bam", ("--sam",), ("x.bam", "--sam asks for SAM", ".bam")),
+    ("x.sam", ("--output-format", "bam"), ("x.sam", "asks for BAM", ".sam")),
+    ("x.cram", ("--output-format", "sam"), ("x.cram", "asks for SAM", ".cram")),
+    ("x.out", ("--sam", "--output-format", "cram"), ("--sam", "--output-format cram")),
+])
+def test_output_format_contradicting_the_name_is_refused(small, name, option, words):
+    one_error_line(cli(*align_args(small, small["dir"] / name, *option)), *words)
+    assert not (small["dir"] / name).exists()
+
+
+def test_sorted_cram_gets_a_crai(small):
+    d = small["dir"]
+    assert cli(*align_args(small, d / "s.cram", "--sort")).returncode == 0
+    assert _magic(d / "s.cram") == b"CRAM"
+    assert (d / "s.cram.crai").exists() and not (d / "s.cram.bai").exists()
+    subprocess.run([require_tool("samtools"), "quickcheck", str(d / "s.cram")], check=True)
+    with pysam.AlignmentFile(str(d / "s.cram"), reference_filename=str(small["ref"])) as fh:
+        starts = [r.reference_start for r in fh if not r.is_unmapped]
+        assert starts == sorted(starts) and len(starts) > 10
+        assert fh.check_index()
+
+
+@pytest.mark.parametrize("extra", [("--sort",), ("--sam",), ("--output-format", "cram")])
+def test_disk_full_after_the_temporary_bam(ex, extra):
+    """The temporary BAM fits, the sorted or converted file does not: still one line from
+    readalign (htslib's and samtools' own text kept off stderr), and nothing left behind."""
+    probe = ex["dir"] / "probe.bam"
+    assert cli(*align_args(ex, probe)).returncode == 0  # the temporary BAM, give or take its @PG
+    pages = -(-probe.stat().st_size // 4096) + 1  # room for it and a page, not for a copy
+    with tmpfs(ex["dir"] / "full", f"size={pages * 4}k") as full:
+        proc = cli(*align_args(ex, full / "x.out", *extra))
+        one_error_line(proc, "x.out", "cannot write (no space left on device)")
+        assert list(full.iterdir()) == []
+
+
+@pytest.mark.parametrize("extra", [("--sam",), ("--sort",)])
+def test_dev_stdout_into_a_pipe_is_written_in_place(small, extra):
+    """``-o /dev/stdout`` is a link to a pipe here: the converted or sorted output is copied
+    into it (not renamed over the link's target)."""
+    proc = cli(*align_args(small, "/dev/stdout", *extra), stdout=subprocess.PIPE)
+    assert proc.returncode == 0, proc.stderr
+    data = proc.stdout
+    got = small["dir"] / "got"
+    got.write_bytes(data)
+    assert data.startswith(b"@HD") if extra == ("--sam",) else _magic(got) == b"BAM\x01"
+    assert len(_records(str(got))) == 20

@@ -68,6 +68,61 @@ def test_fasta_multiline_and_ubam(tmp_path):
                                                            ("u2", "GGA", "III")]
 
 
+def _sam(*records: str, header: str = "@HD\tVN:1.6\n") -> str:
+    return header + "".join(r + "\n" for r in records)
+
+
+def test_sam_text_with_and_without_a_header(tmp_path):
+    """SAM text of unaligned reads: reverse-strand records turned back, secondary and
+    supplementary ones skipped, QUAL '*' read as Q40, mates named /1 and /2 from flags
+    0x40 and 0x80 (as samtools fastq names them)."""
+    records = ("a\t4\t*\t0\t0\t*\t*\t0\t0\tACGTT\t!#%')",
+               "b\t20\t*\t0\t0\t*\t*\t0\t0\tAACGG\tABCDE\tXX:i:1",
+               "b\t2048\t*\t0\t0\t*\t*\t0\t0\tAAAAA\tIIIII",
+               "c\t77\t*\t0\t0\t*\t*\t0\t0\tGGA\t*",
+               "c\t141\t*\t0\t0\t*\t*\t0\t0\tTTC\t*",
+               "d\t256\t*\t0\t0\t*\t*\t0\t0\t*\t*")
+    want = [("a", "ACGTT", "!#%')"), ("b", "CCGTT", "EDCBA"), ("c/1", "GGA", "III"),
+            ("c/2", "TTC", "III")]
+    for header in ("@HD\tVN:1.6\n@RG\tID:x\n@PG\tID:p\n", "@CO\tfree text\n", ""):
+        path = tmp_path / "r.sam"
+        path.write_text(_sam(*records, header=header))
+        assert [(n, s, q) for n, s, q, _ in read_all(path, batch_size=3)] == want, header
+    assert [i for *_, i in read_all(path, batch_size=3)] == [0, 1, 2, 3]
+
+
+def test_ubam_mates_are_named_as_sam_text(tmp_path):
+    ubam = tmp_path / "r.bam"
+    header = pysam.AlignmentHeader.from_dict({"HD": {"VN": "1.6"}})
+    with pysam.AlignmentFile(str(ubam), "wb", header=header) as fh:
+        for flag in (77, 141):
+            rec = pysam.AlignedSegment(header)
+            rec.query_name, rec.query_sequence, rec.flag = "m", "ACG", flag
+            fh.write(rec)
+    assert [n for n, *_ in read_all(ubam)] == ["m/1", "m/2"]
+
+
+@pytest.mark.parametrize("content, message", [
+    (_sam("r1\t4\t*\t0\t0\t*\t*\t0\t0\tACGT"),
+     r"x\.sam: line 2: 10 tab-separated fields where a record has at least 11 \(reading SAM"),
+    (_sam("r1\t4\t*\t0\t0\t*\t*\t0\t0\tACGT\tIII"),
+     r"x\.sam: line 2: SEQ and QUAL lengths differ \(4 vs 3\)"),
+    (_sam("r1\tfour\t*\t0\t0\t*\t*\t0\t0\tACGT\tIIII"),
+     r"x\.sam: line 2: FLAG 'four' is not a number"),
+    (_sam("r1\t4\t*\t0\t0\t*\t*\t0\t0\tACGT\tII I"),
+     r"x\.sam: line 2: invalid quality byte 0x20 at position 3"),
+    (_sam("r1\t4\t*\t0\t0\t*\t*\t0\t0\tAC>T\tIIII"),
+     r"x\.sam: line 2: invalid byte 0x3e at position 3 of the sequence"),
+    (_sam("r1\t4\t*\t0\t0\t*\t*\t0\t0\tACGT\tIIII", "@CO\tlate"),
+     r"x\.sam: line 3: header line after the first record"),
+])
+def test_sam_text_errors(tmp_path, content, message):
+    path = tmp_path / "x.sam"
+    path.write_text(content)
+    with pytest.raises(InputError, match=message):
+        read_all(path)
+
+
 @pytest.mark.parametrize("content, message", [
     ("@r1\nACGT\n+\nIIII\n@r2\nACGT\n+\nIII\n",
      r"x\.fq: line 8: SEQ and QUAL lengths differ \(4 vs 3\)"),
@@ -75,7 +130,7 @@ def test_fasta_multiline_and_ubam(tmp_path):
     ("@r1\nACGT\n+\nIIII\n@r2\nACG", r"x\.fq: line 6: truncated FASTQ record"),
     ("@r1\nACGT\n+\nIIII\nr2\nACGT\n+\nIIII\n", r"x\.fq: line 5: expected a FASTQ header"),
     ("", r"x\.fq: empty file"),
-    ("\x00\x01\x02garbage\xff", r"x\.fq: line 1: not FASTQ, FASTA or BAM"),
+    ("\x00\x01\x02garbage\xff", r"x\.fq: line 1: not FASTQ, FASTA, SAM or BAM"),
     ("@r1\nAC\x01T\n+\nIIII\n", r"x\.fq: line 2: invalid byte 0x01"),
 ])
 def test_fastq_errors(tmp_path, content, message):
