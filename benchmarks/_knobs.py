@@ -33,14 +33,14 @@ def _patched(owner, **values) -> Iterator[None]:
 
 def _loop_threads(value: str) -> contextlib.AbstractContextManager:
     """Threads of the align loop's own parallel regions on the GPU (``GPU_LOOP_THREADS``)."""
-    from readalign.pipeline import stage
+    from readalign.bam import stage
 
     return _patched(stage, GPU_LOOP_THREADS=int(value))
 
 
 def _stage_threads(value: str) -> contextlib.AbstractContextManager:
     """numba threads of the candidates, read, pairs and assemble threads."""
-    from readalign.pipeline import stage
+    from readalign.bam import stage
 
     n = int(value)
     prefetch, consumer = stage.prefetch, stage.Consumer
@@ -59,7 +59,7 @@ def _stage_threads(value: str) -> contextlib.AbstractContextManager:
 def _bgzf_threads(value: str) -> contextlib.AbstractContextManager:
     """Threads that compress the BAM (``bgzf.deflate_threads`` of the run's ``--threads``
     otherwise)."""
-    from readalign.pipeline import stage
+    from readalign.bam import stage
 
     output = stage.Output
     return _patched(stage, Output=lambda path, fmt, sort, threads, level=None, writer="auto",

@@ -96,8 +96,8 @@ def _dense_kernel_time(queries, choices, md) -> float:
     """Kernel-only seconds of every dense row block (``distance.cuda.launch_rows``), no copies."""
     from numba import cuda
 
-    from readalign.distance import cdist as words
-    from readalign.distance import cuda as cuda_words
+    from readalign.words import cdist as words
+    from readalign.words import cuda as cuda_words
 
     codes = words.prepare(queries, choices)
     md = -1 if md is None else md

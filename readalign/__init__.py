@@ -20,9 +20,9 @@ from .errors import BackendUnavailableError, GPUMemoryError, InputError, Readali
 _LAZY = {
     "AlignResult": ".engine.result",
     "Scoring": ".engine.scoring",
-    "SparseDistances": ".distance.cdist",
+    "SparseDistances": ".words.cdist",
     "align": ".api",
-    "cdist": ".distance.cdist",
+    "cdist": ".words.cdist",
     "edit_distance": ".api",
     "free_gpu_memory": ".api",
 }
@@ -61,6 +61,6 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from .api import align, edit_distance, free_gpu_memory
-    from .distance.cdist import SparseDistances, cdist
     from .engine.result import AlignResult
     from .engine.scoring import Scoring
+    from .words.cdist import SparseDistances, cdist

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from .distance.pairwise import pairwise
 from .engine.batching import AUTO_K, align_packed, align_with
 from .engine.job import Job, Scores, check_counts, check_k, check_max_distance
 from .engine.packing import N_CODE, NO_N, check_alphabet, match_kinds, pack_dna, pack_text, pack_with
@@ -13,6 +12,7 @@ from .engine.scoring import INVALID, Scoring
 from .kernels.scored_quadrant import MODE_NAMES
 from .runtime import backends
 from .runtime.timing import stage
+from .words.pairwise import pairwise
 
 MODES = ("infix", "global", "local")
 

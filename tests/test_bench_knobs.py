@@ -9,7 +9,7 @@ import numba
 import pytest
 
 from benchmarks import _knobs
-from readalign.pipeline import stage
+from readalign.bam import stage
 
 
 def _threads_in(name: str) -> tuple[int, int]:

@@ -1,4 +1,4 @@
-"""readalign.distance.cuda against the CPU path: dense, sparse and pairwise.
+"""readalign.words.cuda against the CPU path: dense, sparse and pairwise.
 
 Runs on a GPU or under the simulator (``NUMBA_ENABLE_CUDASIM=1``)::
 
@@ -11,11 +11,11 @@ import sys
 
 import numpy as np
 
-from readalign.distance import cdist as words
-from readalign.distance import cpu as words_cpu
-from readalign.distance import cuda as cuda_words
-from readalign.distance import dense_blocks as cuda_dense
 from readalign.engine.packing import pack_text
+from readalign.words import cdist as words
+from readalign.words import cpu as words_cpu
+from readalign.words import cuda as cuda_words
+from readalign.words import dense_blocks as cuda_dense
 
 SYMBOLS = list("abcdé中") + ["\U0001f600"]
 

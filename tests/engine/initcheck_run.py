@@ -21,8 +21,8 @@ import readalign
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks._simulate import simulate  # noqa: E402
-from readalign.pipeline.presets import read_scoring  # noqa: E402
-from readalign.pipeline.stage import Options, run  # noqa: E402
+from readalign.bam.presets import read_scoring  # noqa: E402
+from readalign.bam.stage import Options, run  # noqa: E402
 
 
 def random_pairs(rng, count: int, letters: str, longest: int) -> tuple[list, list]:

@@ -11,10 +11,10 @@ import pysam
 import pytest
 from conftest import HAS_GPU
 
+from readalign.bam.presets import EDIT, SR, read_scoring
+from readalign.bam.stage import Options, run
 from readalign.cli import main
 from readalign.errors import InputError
-from readalign.pipeline.presets import EDIT, SR, read_scoring
-from readalign.pipeline.stage import Options, run
 
 _rng = random.Random(3)
 REF = "".join(_rng.choice("ACGT") for _ in range(400))
@@ -211,7 +211,7 @@ def test_edit_preset_refuses_reads_too_long_for_its_costs():
     """W x (read + window) must stay far from the kernel's minus infinity: a clear error."""
     import numpy as np
 
-    from readalign.pipeline.presets import edit_scores
+    from readalign.bam.presets import edit_scores
 
     assert edit_scores(np.array([150]), np.array([190])).gap_extend == 151
     with pytest.raises(InputError, match="--preset edit aligns reads up to about .* this batch "

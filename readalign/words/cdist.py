@@ -8,7 +8,7 @@ dtype=..., threads=...)`` and returns either the dense rows ``r0:r1``
 ``(i, j, d)`` of the pairs within ``max_distance`` in row-major order. With
 ``upper`` (queries are the choices) only pairs ``j > i`` are wanted; the
 dense cells ``j <= i`` may hold anything. The CPU block lives in
-:mod:`readalign.distance.cpu`, the GPU one is ``readalign.distance.cuda.cdist_gpu``.
+:mod:`readalign.words.cpu`, the GPU one is ``readalign.words.cuda.cdist_gpu``.
 """
 
 from __future__ import annotations

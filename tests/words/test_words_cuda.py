@@ -1,4 +1,4 @@
-"""The GPU word-list path (readalign.distance.cuda): simulator in CI, the real GPU when present."""
+"""The GPU word-list path (readalign.words.cuda): simulator in CI, the real GPU when present."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from rapidfuzz.distance import Levenshtein
 from readalign.kernels import words as kw
 
 import readalign
-from readalign.distance import cdist as words
+from readalign.words import cdist as words
 
 HERE = Path(__file__).parent
 gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")

@@ -49,9 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Compute and write the distances (the work lives in :mod:`readalign.distance.command`,
+    """Compute and write the distances (the work lives in :mod:`readalign.words.command`,
     loaded here so that ``--help`` does not load numba)."""
-    from ..distance import command
     from ..kernels import compile_notice  # noqa: F401  # before anything can compile
+    from ..words import command
 
     return command.run(args)

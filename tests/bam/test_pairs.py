@@ -6,9 +6,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from readalign.bam.pairs import _encode, _encode_rc, build_pairs
 from readalign.engine.packing import DNA_CODES
 from readalign.io.reference import Reference
-from readalign.pipeline.pairs import _encode, _encode_rc, build_pairs
 
 EVERY_BYTE = np.arange(256, dtype=np.uint8)
 

@@ -90,7 +90,7 @@ class Output:
     :meth:`commit` puts them in place, :meth:`fail` removes this run's temporary
     files and nothing else. ``threads`` serve samtools; ``deflate`` threads
     (default ``threads``) compress the BAM as it is written
-    (:func:`~readalign.pipeline.bgzf.deflate_threads`).
+    (:func:`~readalign.bam.bgzf.deflate_threads`).
     """
 
     def __init__(self, path: str, fmt: str, sort: bool, threads: int,

@@ -10,9 +10,9 @@ import pytest
 
 import readalign
 from readalign.cli import main
-from readalign.distance import command as distance
-from readalign.distance.wordfiles import split_words
 from readalign.runtime.progress import Progress
+from readalign.words import command as distance
+from readalign.words.wordfiles import split_words
 
 WORDS = ["kitten", "sitting", "", "flaw", "lawn", "héllo", "hello", "😀ab", "kitten"]
 

@@ -6,13 +6,13 @@ import numpy as np
 import pysam
 import pytest
 
+from readalign.bam.bgzf import _htslib, deflate_library
+from readalign.bam.header import parse_rg
+from readalign.bam.presets import EDIT
+from readalign.bam.records import reg2bin
+from readalign.bam.select import NO_SCORE, select_best
+from readalign.bam.stage import Options, run
 from readalign.errors import InputError
-from readalign.pipeline.bgzf import _htslib, deflate_library
-from readalign.pipeline.header import parse_rg
-from readalign.pipeline.presets import EDIT
-from readalign.pipeline.records import reg2bin
-from readalign.pipeline.select import NO_SCORE, select_best
-from readalign.pipeline.stage import Options, run
 
 REF = ("GATTACAGATTACACCGGTTAAGGCCTTAACGTACGTTGCAACGTAGCTAGCTAGGATCCAGTCAGT"
        "TTGACCATGGCATGCAAGCTTGGCACTGGCCGTCGTTTTACAACGTCGTGACTGGGAAAACCCTGGCG")

@@ -1,4 +1,9 @@
-"""The ``readalign`` command line (also ``python -m readalign``)."""
+"""The ``readalign`` command line (also ``python -m readalign``).
+
+Each subcommand is one module of this package, listed in :data:`COMMANDS`; it
+defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``,
+and loads no numba until ``run`` (``--help`` stays fast).
+"""
 
 from __future__ import annotations
 
@@ -9,11 +14,11 @@ import os
 import signal
 import sys
 
-from ._version import __version__
-from .errors import ReadalignError
+from .._version import __version__
+from ..errors import ReadalignError
 
 COMMANDS = ("align", "distance")
-"""Modules under readalign.commands, in the order --help lists them."""
+"""Subcommand modules of this package, in the order --help lists them."""
 
 log = logging.getLogger("readalign")
 
@@ -38,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"readalign {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        mod = importlib.import_module(f".commands.{name}", __package__)
+        mod = importlib.import_module(f".{name}", __name__)
         p = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.__doc__,
                            formatter_class=HelpFormatter)
         p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -96,6 +101,3 @@ def _silence_stdout() -> None:
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -10,8 +10,8 @@ from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
 import readalign
-from readalign.distance import cdist as words
-from readalign.distance import cpu as words_cpu
+from readalign.words import cdist as words
+from readalign.words import cpu as words_cpu
 
 ASTRAL = "😀🧬𝔸𠀋"
 POOL = "abcxyz" + "äöüßéñ" + "αβγ" + "中文字" + ASTRAL

@@ -1,4 +1,4 @@
-"""The work of ``readalign distance`` (its options and help: :mod:`readalign.commands.distance`)."""
+"""The work of ``readalign distance`` (its options and help: :mod:`readalign.cli.distance`)."""
 
 from __future__ import annotations
 

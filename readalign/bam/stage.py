@@ -99,7 +99,7 @@ class Options:
     rg: str | None = None
     threads: int = 1
     compression_level: int | None = None  # BGZF level 0-9; None: DEFAULT_COMPRESSION
-    bgzf_writer: str = "auto"  # "auto", "isal" or "htslib" (pipeline.bgzf.WRITERS)
+    bgzf_writer: str = "auto"  # "auto", "isal" or "htslib" (bam.bgzf.WRITERS)
     backend: str = "auto"
     batch_size: int = DEFAULT_BATCH
     progress: bool = False

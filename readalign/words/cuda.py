@@ -1,9 +1,9 @@
 """GPU backend for word-list distances: :func:`cdist_gpu` (the block contract of
-:mod:`readalign.distance.cdist`) and :func:`pairwise_gpu` (distance-only ``a[p]`` vs ``b[p]``).
+:mod:`readalign.words.cdist`) and :func:`pairwise_gpu` (distance-only ``a[p]`` vs ``b[p]``).
 
 Dense: the rows are cut into device blocks of about :data:`BLOCK_BYTES`; the
 kernels, the device-to-host copies and the host placement overlap (see
-:mod:`readalign.distance.dense_blocks`). Pairs whose both words exceed 64
+:mod:`readalign.words.dense_blocks`). Pairs whose both words exceed 64
 symbols are computed on the CPU (:func:`readalign.kernels.words.myers_blocks`).
 """
 
@@ -220,7 +220,7 @@ def _merge_long(codes, dev, r0, r1, upper, max_distance, dtype, threads, ii, jj,
 @names_out_of_memory
 def cdist_gpu(codes, r0: int, r1: int, *, upper: bool, max_distance: int, sparse: bool, dtype,
               threads: int | None = None):
-    """The backend contract of :mod:`readalign.distance.cdist`: rows ``r0:r1`` dense, or ``(i, j, d)``.
+    """The backend contract of :mod:`readalign.words.cdist`: rows ``r0:r1`` dense, or ``(i, j, d)``.
 
     Dense blocks hold every cell (``upper`` only narrows sparse output).
     """
@@ -254,7 +254,7 @@ def pairwise_gpu(a: Packed, b: Packed, max_distance: int = -1) -> np.ndarray:
     """The rule of :func:`readalign.kernels.words.pair_function` for ``a[p]``, ``b[p]`` on the GPU.
 
     Distances clipped at ``max_distance + 1``; ``LONG`` where both sides
-    exceed 64 symbols (:mod:`readalign.distance.pairwise` sends those on).
+    exceed 64 symbols (:mod:`readalign.words.pairwise` sends those on).
     """
     total = len(a)
     chunk = 64 if simulated() else PAIR_CHUNK

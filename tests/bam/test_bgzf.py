@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks._simulate import simulate
+from readalign.bam.bgzf import BgzfWriter, compressor, deflate_threads
+from readalign.bam.bgzf_isal import BLOCK, EOF_BLOCK, MAX_BLOCK, IsalBgzfWriter, isal_level
+from readalign.bam.stage import Options, run
 from readalign.errors import OutputError
-from readalign.pipeline.bgzf import BgzfWriter, compressor, deflate_threads
-from readalign.pipeline.bgzf_isal import BLOCK, EOF_BLOCK, MAX_BLOCK, IsalBgzfWriter, isal_level
-from readalign.pipeline.stage import Options, run
 
 pytest.importorskip("isal")
 
@@ -127,7 +127,7 @@ def test_align_bam_equals_htslib_writer_record_for_record(tmp_path):
 def test_writer_choice_is_checked(monkeypatch):
     with pytest.raises(ValueError, match="BGZF writer must be one of auto, isal, htslib"):
         compressor("zstd")
-    monkeypatch.setattr("readalign.pipeline.bgzf.bgzf_isal.available", lambda: False)
+    monkeypatch.setattr("readalign.bam.bgzf.bgzf_isal.available", lambda: False)
     assert compressor("auto") in ("zlib", "libdeflate")
     with pytest.raises(ValueError, match="needs the isal package"):
         compressor("isal")
@@ -142,7 +142,7 @@ def test_htslib_writer_round_trips_through_the_same_checks(tmp_path):
 def test_isal_compresses_on_a_quarter_of_the_threads_htslib_on_all(monkeypatch):
     assert [deflate_threads(n, "isal") for n in (1, 2, 3, 8, 16, 64)] == [1, 2, 2, 2, 4, 16]
     assert [deflate_threads(n, "htslib") for n in (1, 16)] == [1, 16]
-    monkeypatch.setattr("readalign.pipeline.bgzf.bgzf_isal.available", lambda: False)
+    monkeypatch.setattr("readalign.bam.bgzf.bgzf_isal.available", lambda: False)
     assert deflate_threads(16, "auto") == 16  # htslib's writer then
 
 

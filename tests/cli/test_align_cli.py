@@ -18,9 +18,9 @@ import pysam
 import pytest
 from conftest import require_tool, unavailable
 
+from readalign.bam.stage import Options, run
 from readalign.cli import main
 from readalign.errors import InputError
-from readalign.pipeline.stage import Options, run
 
 LAMBDA = "/usr/share/doc/bowtie2/examples/reference/lambda_virus.fa.gz"
 N_SIM = 1500

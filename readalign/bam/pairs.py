@@ -107,7 +107,7 @@ def _code(c):
     """DNA_CODES[c] without the table: A/C/G/T either case to 0..3, any other byte to N (4).
 
     Compares instead of a load per base, so LLVM vectorises the loops below
-    (``tests/pipeline/test_pairs.py`` checks every byte against the table).
+    (``tests/bam/test_pairs.py`` checks every byte against the table).
     """
     x = c | np.uint8(32)
     k = np.uint8(N_CODE)

@@ -26,10 +26,10 @@ import shlex
 import sys
 
 from .._version import __version__
+from ..bam.defaults import BATCH_BYTES_PER_READ, DEFAULT_BATCH, DEFAULT_PAD
+from ..bam.formats import FORMATS, index_suffix, output_format
+from ..bam.presets import PRESETS, SR, read_scoring
 from ..errors import InputError
-from ..pipeline.defaults import BATCH_BYTES_PER_READ, DEFAULT_BATCH, DEFAULT_PAD
-from ..pipeline.formats import FORMATS, index_suffix, output_format
-from ..pipeline.presets import PRESETS, SR, read_scoring
 from ..runtime.backends import BACKENDS, usable_cpus
 from ..runtime.outfiles import check_outputs
 
@@ -126,7 +126,7 @@ def _command_line(scoring: str) -> str:
 
 
 def _format(args: argparse.Namespace) -> str:
-    """The output's format (:func:`~readalign.pipeline.formats.output_format`); ``--sam`` is
+    """The output's format (:func:`~readalign.bam.formats.output_format`); ``--sam`` is
     ``--output-format sam``."""
     if args.sam and args.output_format not in (None, "sam"):
         raise InputError(f"--sam and --output-format {args.output_format} contradict each other")
@@ -153,9 +153,9 @@ def run(args: argparse.Namespace) -> int:
                    args.output != "-" else None, "--summary-json": args.summary_json},
                   {"reads": args.reads, "candidates": args.candidates, "reference": ref,
                    "reference index": ref + ".fai", "reference .gzi": ref + ".gzi"})
+    from ..bam.stage import Options
+    from ..bam.stage import run as run_pipeline
     from ..kernels import compile_notice  # noqa: F401  # before anything can compile
-    from ..pipeline.stage import Options
-    from ..pipeline.stage import run as run_pipeline
 
     opts = Options(
         reference=args.reference, reads=args.reads, candidates=args.candidates,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from readalign.bam.formats import index_suffix, output_format
 from readalign.errors import InputError
-from readalign.pipeline.formats import index_suffix, output_format
 
 
 @pytest.mark.parametrize(("path", "asked", "want"), [

@@ -10,18 +10,18 @@ import pysam
 import pytest
 
 from benchmarks._simulate import simulate
+from readalign.bam.bgzf import BgzfWriter
+from readalign.bam.defaults import DEFAULT_PAD
+from readalign.bam.header import header_bytes, header_text
+from readalign.bam.pairs import Pairs
+from readalign.bam.presets import EDIT
+from readalign.bam.records import _md_bound, pack_records
+from readalign.bam.select import choose
+from readalign.bam.stage import Options, run
 from readalign.engine.packing import Packed
 from readalign.engine.result import AlignResult
 from readalign.io.reads import ReadBatch
 from readalign.io.reference import Reference
-from readalign.pipeline.bgzf import BgzfWriter
-from readalign.pipeline.defaults import DEFAULT_PAD
-from readalign.pipeline.header import header_bytes, header_text
-from readalign.pipeline.pairs import Pairs
-from readalign.pipeline.presets import EDIT
-from readalign.pipeline.records import _md_bound, pack_records
-from readalign.pipeline.select import choose
-from readalign.pipeline.stage import Options, run
 from readalign.runtime.stages import Consumer, prefetch
 
 
@@ -241,7 +241,7 @@ def test_prefetch_and_consumer_pass_errors_in_order():
 
 def _as_if_on_the_gpu(monkeypatch) -> None:
     """The run resolves its backend to ``cuda`` and frees no GPU memory (a stand-in aligns)."""
-    from readalign.pipeline import stage
+    from readalign.bam import stage
     from readalign.runtime import backends
 
     monkeypatch.setattr(backends, "resolve", lambda name: "cuda")
@@ -259,7 +259,7 @@ def test_the_align_loop_keeps_every_thread_only_for_the_cpu_kernel(tmp_path, mon
     import numba
 
     from benchmarks._standin import ungapped_aligner
-    from readalign.pipeline import stage
+    from readalign.bam import stage
 
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("needs numba's pool of 2+")
@@ -289,7 +289,7 @@ def test_stages_take_half_the_threads_while_the_gpu_aligns(tmp_path, monkeypatch
     """Each stage thread's parallel regions: half of ``--threads`` (at least 4) beside the GPU,
     all of them beside the CPU kernel. (The GPU is stood in for, as above.)"""
     from benchmarks._standin import ungapped_aligner
-    from readalign.pipeline import stage
+    from readalign.bam import stage
 
     if backend == "cuda":
         _as_if_on_the_gpu(monkeypatch)
