@@ -33,23 +33,23 @@ def _patched(owner, **values) -> Iterator[None]:
 
 def _loop_threads(value: str) -> contextlib.AbstractContextManager:
     """Threads of the align loop's own parallel regions on the GPU (``GPU_LOOP_THREADS``)."""
-    from readalign.bam import stage
+    from readalign.bam import run as runner
 
-    return _patched(stage, GPU_LOOP_THREADS=int(value))
+    return _patched(runner, GPU_LOOP_THREADS=int(value))
 
 
 def _stage_threads(value: str) -> contextlib.AbstractContextManager:
     """numba threads of the candidates, read, pairs and assemble threads."""
-    from readalign.bam import stage
+    from readalign.bam import run as runner
 
     n = int(value)
-    prefetch, consumer = stage.prefetch, stage.Consumer
+    prefetch, consumer = runner.prefetch, runner.Consumer
 
     def fewer(name: str, threads: int) -> int:
         return n if name in STAGE_THREADS else threads
 
     return _patched(
-        stage,
+        runner,
         prefetch=lambda items, threads, depth=1, name="readalign-reader": prefetch(
             items, fewer(name, threads), depth=depth, name=name),
         Consumer=lambda fn, threads, depth=2, name="readalign-writer": consumer(
@@ -59,10 +59,10 @@ def _stage_threads(value: str) -> contextlib.AbstractContextManager:
 def _bgzf_threads(value: str) -> contextlib.AbstractContextManager:
     """Threads that compress the BAM (``bgzf.deflate_threads`` of the run's ``--threads``
     otherwise)."""
-    from readalign.bam import stage
+    from readalign.bam import run as runner
 
-    output = stage.Output
-    return _patched(stage, Output=lambda path, fmt, sort, threads, level=None, writer="auto",
+    output = runner.Output
+    return _patched(runner, Output=lambda path, fmt, sort, threads, level=None, writer="auto",
                     deflate=None, reference=None: output(path, fmt, sort, threads, level, writer,
                                                          int(value), reference))
 

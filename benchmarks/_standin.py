@@ -52,7 +52,7 @@ _NO_SUB = np.zeros(1, np.int32)
 
 
 def ungapped_aligner(pad: int):
-    """An ``Aligner`` for ``readalign.bam.stage.run`` that places each read at ``pad``.
+    """An ``Aligner`` for ``readalign.bam.run.run`` that places each read at ``pad``.
 
     For a scored job (a preset such as ``sr``) each pair also gets the ungapped alignment's
     score and the whole read as its aligned span, as the scored kernels report them.

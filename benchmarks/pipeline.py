@@ -101,8 +101,8 @@ def cpu_seconds() -> tuple[float, float]:
 def options(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str):
     """``readalign align``'s options for these files and ``args`` (the BAM: ``d``/out.bam)."""
     from readalign import __version__
+    from readalign.bam.options import Options
     from readalign.bam.presets import read_scoring
-    from readalign.bam.stage import Options
 
     return Options(reference=ref, reads=reads, candidates=paf, output=os.path.join(d, "out.bam"),
                    backend=args.backend, threads=args.threads, batch_size=args.batch_size,
@@ -115,7 +115,7 @@ def options(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str):
 def run_once(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str,
              sampler: StackSampler | None = None):
     """One pipeline run into ``d``/out.bam; returns (summary, wall s, (user, system) CPU s, BAM bytes)."""
-    from readalign.bam.stage import run
+    from readalign.bam.run import run
 
     preset = args.preset
     opts = options(args, d, ref, reads, paf)
@@ -168,7 +168,7 @@ def gzip_files(*paths: str) -> list[str]:
 
 def level_text(level: int | None) -> str:
     """The BGZF level as the table header states it."""
-    from readalign.bam.stage import DEFAULT_COMPRESSION
+    from readalign.bam.defaults import DEFAULT_COMPRESSION
 
     return f"default ({DEFAULT_COMPRESSION})" if level is None else str(level)
 
@@ -257,7 +257,7 @@ def compare(rates: dict[str, list[float]], stages: dict[str, dict[str, float]],
 def time_read_stage(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str) -> None:
     """Time the pipeline's read stage alone: the candidates parsed on their own thread and
     matched to each batch of reads as ``readalign align`` does, nothing after them."""
-    from readalign.bam.stage import RepeatedNames, read_stage
+    from readalign.bam.reading import RepeatedNames, read_stage
     from readalign.io.reference import Reference
     from readalign.runtime.stages import prefetch
 
@@ -283,7 +283,7 @@ def time_read_stage(args: argparse.Namespace, d: str, ref: str, reads: str, paf:
 
 def batch_sizes(args: argparse.Namespace) -> list[int]:
     """The batch sizes to time: the sweep, or the one size asked for, or the default."""
-    from readalign.bam.stage import Options
+    from readalign.bam.options import Options
 
     if args.sweep_batch:
         return [int(b) for b in args.sweep_batch.split(",")]

@@ -97,7 +97,7 @@ def _dense_kernel_time(queries, choices, md) -> float:
     from numba import cuda
 
     from readalign.words import cdist as words
-    from readalign.words import cuda as cuda_words
+    from readalign.words import gpu_blocks as cuda_words
 
     codes = words.prepare(queries, choices)
     md = -1 if md is None else md

@@ -9,15 +9,15 @@ import numba
 import pytest
 
 from benchmarks import _knobs
-from readalign.bam import stage
+from readalign.bam import run as runner
 
 
 def _threads_in(name: str) -> tuple[int, int]:
     """numba threads of a prefetch thread and of a consumer thread named ``name``, made as
     the pipeline makes them (with 2 threads asked)."""
-    made = list(stage.prefetch((numba.get_num_threads() for _ in range(1)), 2, name=name))
+    made = list(runner.prefetch((numba.get_num_threads() for _ in range(1)), 2, name=name))
     seen: list[int] = []
-    consumer = stage.Consumer(lambda _item: seen.append(numba.get_num_threads()), 2, name=name)
+    consumer = runner.Consumer(lambda _item: seen.append(numba.get_num_threads()), 2, name=name)
     consumer.put(0)
     consumer.close()
     return made[0], seen[0]
@@ -33,16 +33,16 @@ def test_stage_threads_reach_the_stage_threads_only():
 
 
 def test_loop_threads_and_switch_interval_hold_for_the_run():
-    loop, switch = stage.GPU_LOOP_THREADS, sys.getswitchinterval()
+    loop, switch = runner.GPU_LOOP_THREADS, sys.getswitchinterval()
     with _knobs.KNOBS["loop-threads"]("7"), _knobs.KNOBS["switch-interval"]("0.5"):
-        assert stage.GPU_LOOP_THREADS == 7
+        assert runner.GPU_LOOP_THREADS == 7
         assert sys.getswitchinterval() == pytest.approx(0.0005)
-    assert (stage.GPU_LOOP_THREADS, sys.getswitchinterval()) == (loop, switch)
+    assert (runner.GPU_LOOP_THREADS, sys.getswitchinterval()) == (loop, switch)
 
 
 def test_bgzf_threads_size_the_writers_pool(tmp_path):
     with _knobs.KNOBS["bgzf-threads"]("3"):
-        out = stage.Output(str(tmp_path / "o.bam"), "bam", False, 8, 1, "isal")
+        out = runner.Output(str(tmp_path / "o.bam"), "bam", False, 8, 1, "isal")
     try:
         assert out.writer._threads == 3 and out.threads == 8  # sorting keeps the run's threads
     finally:

@@ -12,3 +12,11 @@ batch, 150 bp reads): a batch size whose estimate exceeds the memory the host ha
 Longer reads cost more, so this is the least a batch needs, not the most."""
 DEFAULT_PAD = 20
 """Bases added on each side of a candidate window (``--pad``)."""
+DEFAULT_COMPRESSION = 1
+"""BGZF level of the BAM unless asked otherwise (``--compression-level``).
+
+This stage's BAM usually goes on to a sort or merge. Level 1 writes 2M
+records with about half the CPU of zlib's default (6) for a file 7% larger;
+with htslib's zlib deflating, the whole stage runs about 1.5x faster
+(benchmarks/RESULTS.md).
+"""

@@ -153,8 +153,8 @@ def run(args: argparse.Namespace) -> int:
                    args.output != "-" else None, "--summary-json": args.summary_json},
                   {"reads": args.reads, "candidates": args.candidates, "reference": ref,
                    "reference index": ref + ".fai", "reference .gzi": ref + ".gzi"})
-    from ..bam.stage import Options
-    from ..bam.stage import run as run_pipeline
+    from ..bam.options import Options
+    from ..bam.run import run as run_pipeline
     from ..kernels import compile_notice  # noqa: F401  # before anything can compile
 
     opts = Options(

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..errors import InputError
 from ..runtime import backends
 
 NAME = "distance"
@@ -48,10 +49,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="query rows per block (0: about 32M matrix cells per block)")
 
 
-def run(args: argparse.Namespace) -> int:
-    """Compute and write the distances (the work lives in :mod:`readalign.words.command`,
-    loaded here so that ``--help`` does not load numba)."""
-    from ..kernels import compile_notice  # noqa: F401  # before anything can compile
-    from ..words import command
+def check(args: argparse.Namespace) -> None:
+    """Refuse option values and combinations the command cannot honour, in one line."""
+    if args.max_distance is not None and args.max_distance < 0:
+        raise InputError(f"--max-distance must be >= 0; got {args.max_distance}")
+    if args.dense and args.max_distance is None:
+        raise InputError("--dense only applies with --max-distance")
+    if args.threads is not None and args.threads < 1:
+        raise InputError(f"--threads must be >= 1; got {args.threads}")
+    if args.chunk_rows < 0:
+        raise InputError(f"--chunk-rows must be >= 0; got {args.chunk_rows}")
+    if args.format == "npy" and args.output == "-":
+        raise InputError("--format npy needs an output file, not stdout")
 
-    return command.run(args)
+
+def run(args: argparse.Namespace) -> int:
+    """Check the options, then compute and write the distances (the work lives in
+    :mod:`readalign.words.run`, loaded here so that ``--help`` does not load numba)."""
+    check(args)
+    from ..kernels import compile_notice  # noqa: F401  # before anything can compile
+    from ..words.run import run as write_distances
+
+    return write_distances(args)

@@ -8,7 +8,7 @@ dtype=..., threads=...)`` and returns either the dense rows ``r0:r1``
 ``(i, j, d)`` of the pairs within ``max_distance`` in row-major order. With
 ``upper`` (queries are the choices) only pairs ``j > i`` are wanted; the
 dense cells ``j <= i`` may hold anything. The CPU block lives in
-:mod:`readalign.words.cpu`, the GPU one is ``readalign.words.cuda.cdist_gpu``.
+:mod:`readalign.words.cpu_blocks`, the GPU one is ``readalign.words.gpu_blocks.cdist_gpu``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 from ..engine.job import check_max_distance
 from ..engine.packing import Packed, match_kinds, pack_text
 from ..runtime import backends
-from . import cpu
+from . import cpu_blocks
 from .codes import WordCodes
 
 DIRECT_CODES = 4096
@@ -82,10 +82,10 @@ def result_dtype(maxlen: int, max_distance: int, dtype=None) -> np.dtype:
 def block_function(name: str):
     """The block function of a resolved backend (``"cpu"`` or ``"cuda"``)."""
     if name == "cpu":
-        return cpu.block
-    from . import cuda  # numba-cuda is imported only when the GPU is used (start-up time)
+        return cpu_blocks.block
+    from . import gpu_blocks  # numba-cuda is imported only when the GPU is used (start-up time)
 
-    return cuda.cdist_gpu
+    return gpu_blocks.cdist_gpu
 
 
 def row_chunks(nrows: int, ncols: int, cells: int = BLOCK_CELLS, rows: int = 0):
@@ -101,7 +101,7 @@ def _dense(codes: WordCodes, block, is_cpu: bool, max_distance: int, dt, threads
     out = block(codes, 0, nq, upper=upper, max_distance=max_distance, sparse=False, dtype=dt,
                 threads=threads)
     if upper:
-        cpu.mirror(out)
+        cpu_blocks.mirror(out)
     return out
 
 

@@ -16,7 +16,7 @@ from ..engine.batching import AUTO_K, align_with
 from ..engine.job import Job
 from ..engine.packing import NO_N, Packed, take
 from ..kernels import words
-from . import cpu
+from . import cpu_blocks
 
 __all__ = ["pairwise"]
 
@@ -25,10 +25,10 @@ def _short_pairs(a: Packed, b: Packed, max_distance: int, backend: str,
                  threads: int | None) -> np.ndarray:
     """Distances clipped at ``max_distance + 1``, ``words.LONG`` where both sides are long."""
     if backend == "cuda":  # numba-cuda is imported only when the GPU is used (start-up time)
-        from .cuda import pairwise_gpu
+        from .gpu_blocks import pairwise_gpu
 
         return pairwise_gpu(a, b, max_distance)
-    return cpu.pairwise(a, b, max_distance, threads)
+    return cpu_blocks.pairwise(a, b, max_distance, threads)
 
 
 def pairwise(a: Packed, b: Packed, max_distance: int, backend: str,

@@ -8,10 +8,11 @@ import pytest
 
 from readalign.bam.bgzf import _htslib, deflate_library
 from readalign.bam.header import parse_rg
+from readalign.bam.options import Options
 from readalign.bam.presets import EDIT
 from readalign.bam.records import reg2bin
+from readalign.bam.run import run
 from readalign.bam.select import NO_SCORE, select_best
-from readalign.bam.stage import Options, run
 from readalign.errors import InputError
 
 REF = ("GATTACAGATTACACCGGTTAAGGCCTTAACGTACGTTGCAACGTAGCTAGCTAGGATCCAGTCAGT"

@@ -13,11 +13,12 @@ from benchmarks._simulate import simulate
 from readalign.bam.bgzf import BgzfWriter
 from readalign.bam.defaults import DEFAULT_PAD
 from readalign.bam.header import header_bytes, header_text
+from readalign.bam.options import Options
 from readalign.bam.pairs import Pairs
 from readalign.bam.presets import EDIT
 from readalign.bam.records import _md_bound, pack_records
+from readalign.bam.run import run
 from readalign.bam.select import choose
-from readalign.bam.stage import Options, run
 from readalign.engine.packing import Packed
 from readalign.engine.result import AlignResult
 from readalign.io.reads import ReadBatch
@@ -241,11 +242,11 @@ def test_prefetch_and_consumer_pass_errors_in_order():
 
 def _as_if_on_the_gpu(monkeypatch) -> None:
     """The run resolves its backend to ``cuda`` and frees no GPU memory (a stand-in aligns)."""
-    from readalign.bam import stage
+    from readalign.bam import run as runner
     from readalign.runtime import backends
 
     monkeypatch.setattr(backends, "resolve", lambda name: "cuda")
-    monkeypatch.setattr(stage, "_free_gpu_memory", lambda name: None)
+    monkeypatch.setattr(runner, "_free_gpu_memory", lambda name: None)
 
 
 @pytest.mark.parametrize(("backend", "threads", "loop", "want"),
@@ -259,11 +260,11 @@ def test_the_align_loop_keeps_every_thread_only_for_the_cpu_kernel(tmp_path, mon
     import numba
 
     from benchmarks._standin import ungapped_aligner
-    from readalign.bam import stage
+    from readalign.bam import run as runner
 
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("needs numba's pool of 2+")
-    monkeypatch.setattr(stage, "GPU_LOOP_THREADS", loop)
+    monkeypatch.setattr(runner, "GPU_LOOP_THREADS", loop)
     if backend == "cuda":
         _as_if_on_the_gpu(monkeypatch)
     fa, reads, cands, _n = simulate(str(tmp_path), 3_000, 100_000, seed=9)
@@ -289,12 +290,12 @@ def test_stages_take_half_the_threads_while_the_gpu_aligns(tmp_path, monkeypatch
     """Each stage thread's parallel regions: half of ``--threads`` (at least 4) beside the GPU,
     all of them beside the CPU kernel. (The GPU is stood in for, as above.)"""
     from benchmarks._standin import ungapped_aligner
-    from readalign.bam import stage
+    from readalign.bam import run as runner
 
     if backend == "cuda":
         _as_if_on_the_gpu(monkeypatch)
     asked = {}
-    real_prefetch, real_consumer = stage.prefetch, stage.Consumer
+    real_prefetch, real_consumer = runner.prefetch, runner.Consumer
 
     def prefetch(items, n, depth=1, name="readalign-reader"):
         asked[name] = n
@@ -303,8 +304,8 @@ def test_stages_take_half_the_threads_while_the_gpu_aligns(tmp_path, monkeypatch
     def consumer(fn, n, depth=2, name="readalign-writer"):
         asked[name] = n
         return real_consumer(fn, n, depth, name=name)
-    monkeypatch.setattr(stage, "prefetch", prefetch)
-    monkeypatch.setattr(stage, "Consumer", consumer)
+    monkeypatch.setattr(runner, "prefetch", prefetch)
+    monkeypatch.setattr(runner, "Consumer", consumer)
     fa, reads, cands, _n = simulate(str(tmp_path), 500, 50_000, seed=4)
     opts = Options(reference=fa, reads=reads, candidates=cands, output=str(tmp_path / "o.bam"),
                    backend="cpu", threads=threads, batch_size=200, scoring=EDIT)

@@ -11,8 +11,9 @@ import pysam
 import pytest
 from conftest import HAS_GPU
 
+from readalign.bam.options import Options
 from readalign.bam.presets import EDIT, SR, read_scoring
-from readalign.bam.stage import Options, run
+from readalign.bam.run import run
 from readalign.cli import main
 from readalign.errors import InputError
 

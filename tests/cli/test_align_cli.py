@@ -18,7 +18,8 @@ import pysam
 import pytest
 from conftest import require_tool, unavailable
 
-from readalign.bam.stage import Options, run
+from readalign.bam.options import Options
+from readalign.bam.run import run
 from readalign.cli import main
 from readalign.errors import InputError
 

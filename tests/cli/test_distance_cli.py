@@ -11,7 +11,7 @@ import pytest
 import readalign
 from readalign.cli import main
 from readalign.runtime.progress import Progress
-from readalign.words import command as distance
+from readalign.words import run as words_run
 from readalign.words.wordfiles import split_words
 
 WORDS = ["kitten", "sitting", "", "flaw", "lawn", "héllo", "hello", "😀ab", "kitten"]
@@ -122,7 +122,7 @@ def test_missing_input_and_unwritable_output(tmp_path, words_file, caplog):
 @pytest.mark.parametrize("fmt, extra", [("tsv", []), ("npy", []),
                                         ("npy", ["--max-distance", "1"])])
 def test_failure_leaves_no_output(tmp_path, words_file, monkeypatch, fmt, extra):
-    real = distance.block_function
+    real = words_run.block_function
 
     def failing(name):
         block = real(name)
@@ -136,7 +136,7 @@ def test_failure_leaves_no_output(tmp_path, words_file, monkeypatch, fmt, extra)
 
         return run
 
-    monkeypatch.setattr(distance, "block_function", failing)
+    monkeypatch.setattr(words_run, "block_function", failing)
     out = tmp_path / f"o.{fmt}"
     assert main(["distance", words_file, "--format", fmt, "--chunk-rows", "2", "-o", str(out),
                  "-q", *extra]) == 1

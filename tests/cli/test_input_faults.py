@@ -296,7 +296,8 @@ def test_batch_size_beyond_the_memory_is_one_line(small):
 def test_memory_error_while_a_batch_is_allocated_is_one_line(small):
     """A batch whose arrays no address space holds (8 bytes a read of offsets, 10**17 reads):
     numpy's MemoryError, raised by the real allocation, becomes the option's one line."""
-    from readalign.bam.stage import Options, RepeatedNames, read_stage
+    from readalign.bam.options import Options
+    from readalign.bam.reading import RepeatedNames, read_stage
     from readalign.errors import InputError
     from readalign.io.reference import Reference
 

@@ -1,4 +1,4 @@
-"""readalign.words.cuda against the CPU path: dense, sparse and pairwise.
+"""readalign.words.gpu_blocks against the CPU path: dense, sparse and pairwise.
 
 Runs on a GPU or under the simulator (``NUMBA_ENABLE_CUDASIM=1``)::
 
@@ -13,9 +13,9 @@ import numpy as np
 
 from readalign.engine.packing import pack_text
 from readalign.words import cdist as words
-from readalign.words import cpu as words_cpu
-from readalign.words import cuda as cuda_words
+from readalign.words import cpu_blocks as words_cpu
 from readalign.words import dense_blocks as cuda_dense
+from readalign.words import gpu_blocks as cuda_words
 
 SYMBOLS = list("abcdé中") + ["\U0001f600"]
 

@@ -11,7 +11,7 @@ from rapidfuzz.distance import Levenshtein
 
 import readalign
 from readalign.words import cdist as words
-from readalign.words import cpu as words_cpu
+from readalign.words import cpu_blocks as words_cpu
 
 ASTRAL = "😀🧬𝔸𠀋"
 POOL = "abcxyz" + "äöüßéñ" + "αβγ" + "中文字" + ASTRAL

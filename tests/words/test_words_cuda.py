@@ -1,4 +1,4 @@
-"""The GPU word-list path (readalign.words.cuda): simulator in CI, the real GPU when present."""
+"""The GPU word-list path (readalign.words.gpu_blocks): simulator in CI, the real GPU when present."""
 
 from __future__ import annotations
 

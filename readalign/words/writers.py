@@ -10,12 +10,14 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 
 import numpy as np
 from numba import njit
 from numpy.lib import format as npformat
 
 from ..runtime.decimal import write_decimal
+from ..runtime.outfiles import atomic, is_stream, open_stream
 
 TRIPLE_FIELDS = ("i", "j", "distance")
 
@@ -155,3 +157,36 @@ class TriplesNpy:
         self.fh.close()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.side)
+
+
+def _writer(path: str, fmt: str, sparse: bool, shape: tuple[int, int], dtype, fh):
+    if fmt == "npy":
+        return TriplesNpy(path, dtype) if sparse else DenseNpy(path, shape, dtype)
+    return TriplesTsv(fh) if sparse else DenseTsv(fh)
+
+
+@contextlib.contextmanager
+def open_output(out: str, fmt: str, sparse: bool, shape: tuple[int, int], dtype):
+    """Yield a writer for ``out``; a file appears under its name only if the block succeeds.
+
+    TSV to stdout or to a named pipe or device is written there as it comes; a ``.npy``
+    (filled in place) is made under a temporary name and then renamed onto a file or
+    copied to a stream (:func:`~readalign.runtime.outfiles.atomic`).
+    """
+    if fmt == "tsv" and (out == "-" or is_stream(out)):  # written, never replaced
+        with contextlib.ExitStack() as stack:
+            fh = (sys.stdout.buffer if out == "-"
+                  else stack.enter_context(os.fdopen(open_stream(out), "wb")))
+            writer = _writer(out, fmt, sparse, shape, dtype, fh)
+            yield writer
+            writer.close()
+        return
+    with atomic(out) as tmp, contextlib.ExitStack() as stack:
+        fh = stack.enter_context(open(tmp, "wb")) if fmt == "tsv" else None
+        writer = _writer(tmp, fmt, sparse, shape, dtype, fh)
+        try:
+            yield writer
+        except BaseException:
+            writer.discard()
+            raise
+        writer.close()

@@ -24,7 +24,7 @@ from ..kernels.words import WORD_BITS
 from ..runtime.gpu_memory import MEMORY_FRACTION, free_device_bytes, names_out_of_memory
 from . import dense_blocks as cuda_dense
 from .codes import WordCodes
-from .cpu import dense_block
+from .cpu_blocks import dense_block
 
 log = logging.getLogger("readalign")
 
