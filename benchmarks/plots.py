@@ -208,9 +208,11 @@ def plot_edit_by_length(src: Source, out: Path) -> bool:
         right.plot(xs, [r["gcups"] for _, r in pts], style, label=label, color=f"C{k % 10}")
     for ax, what in ((left, "pairs/s"), (right, "GCUPS (read x window cells / s / 1e9)")):
         ax.set_yscale("log")
+        ax.set_xscale("log")
         ax.set_xlabel("read length (windows 20 bases longer)")
         ax.set_ylabel(what)
-        ax.set_xticks([length for length, _ in groups])
+        ax.set_xticks([length for length, _ in groups], [str(length) for length, _ in groups])
+        ax.minorticks_off()
         ax.grid(True, which="both", alpha=0.3)
     left.set_title("edit distance: throughput against read length")
     right.set_title("cells per second")
@@ -270,7 +272,7 @@ def plot_words(src: Source, out: Path) -> bool:
                 values.append(r["pairs"] / r[key])
                 note = f"{short(values[-1])}/s"
                 if key == "readalign_s" and r.get("rapidfuzz_s"):
-                    note += f" = {r['rapidfuzz_s'] / r[key]:.1f}x rapidfuzz"
+                    note += f" = {r['rapidfuzz_s'] / r[key]:.3g}x rapidfuzz"
                 notes.append(note)
     fig, ax = plt.subplots(figsize=(11, 0.4 * len(labels) + 1.6))
     _bars(ax, labels, values, notes, "pairs/s", by_value=False)
