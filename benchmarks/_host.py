@@ -1,8 +1,8 @@
 """What the host is: CPU model and cores, and how fast it copies memory.
 
 Machines of one kind differ in host speed by up to 2x (benchmarks/RESULTS.md,
-fifteenth session), so every host-bound table says what it ran on and how fast
-that host moved memory when it did.
+2026-11-25), so every host-bound table says what it ran on and how fast that host
+moved memory when it did.
 """
 
 from __future__ import annotations

@@ -8,9 +8,9 @@ and from ``S`` arrays, each after a 2,000-pair warm-up call: the best and the me
 ``--runs`` calls. This is the "best of 5" of benchmarks/RESULTS.md's API A/Bs. To compare two
 trees, run it in a process per tree, the tree first on ``PYTHONPATH``, in a balanced order
 (old, new, new, old): the first process on a fresh H100 machine ran fastest whatever its tree
-(RESULTS.md, twenty-first session). To compare settings of one tree, ``--alternate`` times
-each value in one process (``--alternate pipeline-lag=1,2``, ``--alternate
-chunk-mb=32,64,128``; :mod:`benchmarks._knobs`).
+(RESULTS.md, 2026-11-26, branch ``lists-in-place-gil``). To compare settings of one tree,
+``--alternate`` times each value in one process (``--alternate pipeline-lag=1,2``,
+``--alternate chunk-mb=32,64,128``; :mod:`benchmarks._knobs`).
 """
 
 from __future__ import annotations

@@ -21,7 +21,6 @@ import argparse
 import json
 import multiprocessing as mp
 import os
-import subprocess
 import time
 
 import numpy as np
@@ -36,6 +35,7 @@ from ._host import cpu_model, host_line
 from ._packed import time_packed
 from ._pairs import ACGT, simulate, time_api
 from ._plain_nw import plain_nw_infix
+from ._provenance import provenance
 from ._scored import rows as scored_rows
 
 PAPER_PAIRS = 12_582_720
@@ -249,6 +249,7 @@ def main() -> None:
                     help="protein pairs of the --scored rows")
     ap.add_argument("--json", help="write every number here")
     args = ap.parse_args()
+    started = provenance(__spec__.name)
 
     gpu = backends.cuda_status()[0]
     table: list = []
@@ -357,10 +358,8 @@ def main() -> None:
     print()
     print_table(table, peers)
     if args.json:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True).stdout.strip()
         with open(args.json, "w") as fh:
-            json.dump({"device": device_name(), "commit": commit, "args": vars(args),
+            json.dump({**started, "device": device_name(), "args": vars(args),
                        "rows": table}, fh, indent=1, default=str)
 
 

@@ -6,7 +6,7 @@ Reads both lists of the scored benchmark's DNA pairs in place (``read_strings``:
 references taken on helper threads, each element's header read in the same visit) and lets
 them go (``release``), ``--runs`` times after a warm-up: the best and the median of each
 step, for the two lists together. These are the take and drop rows of benchmarks/RESULTS.md
-(twenty-fourth session).
+(2026-11-26, ``bcd7eb0``).
 """
 
 from __future__ import annotations

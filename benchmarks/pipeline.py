@@ -38,7 +38,8 @@ import tempfile
 import time
 
 from . import _knobs
-from ._host import host_line
+from ._host import device_name, host_line
+from ._provenance import provenance
 from ._simulate import READ_LEN, simulate
 from ._stack_sampler import StackSampler
 from ._standin import ungapped_aligner
@@ -213,8 +214,9 @@ def report(args: argparse.Namespace, s, wall: float, cpu: tuple[float, float], s
 
 
 def time_cli(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str,
-             profile: str | None) -> None:
-    """Run ``python -m readalign align`` on the same files; print its wall time and stages."""
+             profile: str | None) -> dict:
+    """Run ``python -m readalign align`` on the same files; print its wall time and stages,
+    and return them (``wall_seconds``: the whole process; ``pipeline_seconds``: its summary's)."""
     out = os.path.join(d, "cli.bam")
     summary = os.path.join(d, "cli.json")
     cmd = [sys.executable, "-m", "readalign", "align", "-r", ref, "--reads", reads, "-c", paf,
@@ -237,6 +239,8 @@ def time_cli(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str,
           f"parsing", flush=True)
     if profile:
         pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
+    return {"wall_seconds": wall, "pipeline_seconds": inside["seconds"],
+            "reads_per_second": args.reads / wall, "stage_seconds": inside["stage_seconds"]}
 
 
 def compare(rates: dict[str, list[float]], stages: dict[str, dict[str, float]],
@@ -292,6 +296,7 @@ def batch_sizes(args: argparse.Namespace) -> list[int]:
 
 def main() -> None:
     args = parse_args()
+    started = provenance(__spec__.name)
     import readalign
 
     sizes = batch_sizes(args)
@@ -348,13 +353,15 @@ def main() -> None:
             compare(by_value, value_stages, knob)
         if args.read_stage_alone:
             time_read_stage(args, d, ref, reads, paf)
-        for i in range(args.cli):
-            time_cli(args, d, ref, reads, paf, args.cli_profile if i == args.cli - 1 else None)
-    if not args.runs:
-        return
-    result = report(args, s, wall, cpu, size, npairs, sim_s)
-    if sampler is not None:
-        sampler.report(top=60)
+        cli = [time_cli(args, d, ref, reads, paf, args.cli_profile if i == args.cli - 1 else None)
+               for i in range(args.cli)]
+    result = {**started, "device": device_name(args.backend), "reads": args.reads,
+              "cli": cli}
+    if args.runs:
+        result.update(report(args, s, wall, cpu, size, npairs, sim_s))
+        result["runs_reads_per_second"] = rates
+        if sampler is not None:
+            sampler.report(top=60)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(result, fh, indent=2)

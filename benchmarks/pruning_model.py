@@ -13,7 +13,7 @@ whole. Every pruned score is checked against the full one (``readalign.align``'s
 takes the widest strip of its 64 pairs (32 threads, two pairs each). Printed: the share of
 cells a warp still sweeps, with three bounds: the best score so far, the best ungapped
 diagonal found first, and the final score known in advance. These are the pruning rows of
-benchmarks/RESULTS.md (twenty-ninth session).
+benchmarks/RESULTS.md (2026-11-27, ``9458648``).
 """
 
 from __future__ import annotations

@@ -47,6 +47,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from ._host import device_name
+from ._provenance import provenance
+
 GENOME_GZ = Path("/usr/share/doc/bowtie/examples/genomes/NC_008253.fna.gz")
 CONTIG = "NC_008253.1"
 QUICK_LEN = 500_000
@@ -740,6 +743,7 @@ def evaluate(rows: list[dict], ref: Path, genome: dict[str, str], truth: list[Va
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     check_tools()
+    started = provenance(__spec__.name, sys.argv[1:] if argv is None else argv)
     out: Path = args.out
     (out / "logs").mkdir(parents=True, exist_ok=True)
     timings: dict[str, float] = {}
@@ -770,7 +774,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(table)
     (out / "truth.md").write_text(table + "\n")
     result = {
-        "command": shlex.join([sys.executable, "-m", "benchmarks.truth", *(argv or sys.argv[1:])]),
+        **started,
+        "device": device_name("auto"),
         "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
         "genome": {k: len(v) for k, v in genome.items()},
         "truth": {"snps": len(t_snps), "indels": len(t_indels)},

@@ -33,6 +33,7 @@ import traceback
 import numpy as np
 
 from ._host import device_name, host_name
+from ._provenance import provenance
 from .bench import PAPER_PAIRS
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -254,10 +255,10 @@ def print_table(rows: list, backend: str) -> None:
 
 
 def write_json(path: str, rows: list, backend: str) -> None:
-    """The table as JSON, with host and device names."""
+    """The table as JSON, with where it was measured (``benchmarks._provenance``)."""
     with open(path, "w") as fh:
-        json.dump({"host": host_name(), "device": device_name(backend), "rows": rows}, fh,
-                  indent=2)
+        json.dump({**provenance(__spec__.name), "device": device_name(backend), "rows": rows},
+                  fh, indent=2)
 
 
 def parse_args(argv=None) -> argparse.Namespace:

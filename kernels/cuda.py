@@ -156,7 +156,7 @@ boundaries, the traceback): 16 warps per SM (the packed pass takes none:
 :func:`scored_packed_kernels`). The forward pass uses 168 registers uncapped at k = 16
 (capped, ptxas spills 140 bytes, none in the column loops): on the H100 the CIGAR rows gained
 5% while the same cap made the score-only kernel 2.7x slower, so that one is not capped
-(benchmarks/RESULTS.md, sixteenth session). The traceback fits 128 without spills (139
+(benchmarks/RESULTS.md, 2026-11-25, ``3c04da0``). The traceback fits 128 without spills (139
 uncapped since the batch-wide boundary layout)."""
 
 
@@ -280,7 +280,7 @@ def scored_packed_kernels(K: int, strip: int | None = None):
     Neither kernel takes :data:`CIGAR_MAX_REGISTERS`: the pass with stores in strips of 32
     rows ran 1M pairs of the scored benchmark in 14.6 ms uncapped, 18.0 ms at 168 registers
     and 22.3 ms at 128; in strips of 16 at 128 registers, 17.9 ms (an H100,
-    benchmarks/RESULTS.md, twenty-fifth session)."""
+    benchmarks/RESULTS.md, 2026-11-26, ``043bb04``)."""
     S = strip or scored_packed.store_strip(K)
     device = cuda.jit(device=True)
     ops = lanes16.signed_ops(device) if simulated() else lanes16.signed_dpx_ops()
@@ -411,8 +411,8 @@ def batch_layout(m_max: int, n_max: int) -> tuple[int, int]:
     With each lane's own lengths (as on the CPU), the lanes of a warp whose reads differ
     by a base stored their columns at different offsets: 32 sectors per store instead of
     two. Pairs kept in input order (reads of 148-152 bases) made the scored forward pass
-    1.44x slower than length-sorted lanes on an H100 (benchmarks/RESULTS.md, seventeenth
-    session)."""
+    1.44x slower than length-sorted lanes on an H100 (benchmarks/RESULTS.md, 2026-11-26,
+    ``523f33f``)."""
     return n_max + 1, m_max + 1
 
 

@@ -133,8 +133,8 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
         """The working-row word of a column's H and F (both pairs): both H (``0..255``), then
         both ``max(F - H, -(go + 1))`` (``cap2`` is ``-(go + 1)`` in both halves), a byte each.
         One load and one store a column instead of two each (the pass with boundaries about
-        0.7 of 15 ms per 1M pairs faster on an H100: benchmarks/RESULTS.md, twenty-ninth
-        session)."""
+        0.7 of 15 ms per 1M pairs faster on an H100: benchmarks/RESULTS.md, 2026-11-27,
+        ``9458648``)."""
         return row_word(h, max2(add2(f, add2(~h, ONE2)), cap2))
 
     @device_jit

@@ -64,7 +64,7 @@ STAGE_SHARE = 2
 runnable than cores, and a region waits for its last thread. On the H100 host, 2M reads,
 16 threads, runs alternating in one process: 8 threads a stage 1.74M reads/s (median of 8)
 against 1.66M with 16 (9), ahead in each of the 8 neighbouring pairs; 4 threads let the
-assemble stage bound the run (benchmarks/RESULTS.md, eighteenth session)."""
+assemble stage bound the run (benchmarks/RESULTS.md, 2026-11-26, ``b00abc9``)."""
 
 
 def stage_threads(threads: int, backend: str) -> int:

@@ -253,7 +253,7 @@ def _releaser(q, t):
 
     The GPU pipeline calls it once its last chunk is staged, so the references drop while
     the GPU still aligns (for two lists of a million str on the H100 host the call ended 3-4 ms
-    sooner: benchmarks/RESULTS.md, seventeenth session).
+    sooner: benchmarks/RESULTS.md, 2026-11-26, ``5e76f41``).
     """
     held = [x for x in (q, t) if isinstance(x, StringRows)]
     if not held:

@@ -163,7 +163,7 @@ class ScoredSteps:
 
         Nothing sits between the two kernels on the stream: a copy in between waited for the
         next chunk's copy in on the copy engine, and the GPU idled 0.7-1.3 ms a chunk
-        (benchmarks/RESULTS.md, twenty-fifth session)."""
+        (benchmarks/RESULTS.md, 2026-11-26, ``043bb04``)."""
         job, pool, tl, n, stream = self.job, slot.dev, self.tl, c.count, slot.stream
         tl.mark(c, slot, "start")
         q_codes, q_off = upload_side(slot, staged[0], "q")

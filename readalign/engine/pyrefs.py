@@ -20,7 +20,7 @@ the GIL. Before, each thread took the objects whose address fell in its share
 of the address space, which kept the changes plain but made every thread scan
 the whole list: for two lists of a million on the H100 host the take (with the
 look at each header) took 9.4-10.5 ms and the drop 8.4-8.7, by ranges 4.4-5.5
-and 3.1-3.9 (benchmarks/RESULTS.md, twenty-fourth session). Any other count (an
+and 3.1-3.9 (benchmarks/RESULTS.md, 2026-11-26, ``bcd7eb0``). Any other count (an
 immortal object's, from 3.12) goes through ``Py_IncRef``/``Py_DecRef``, which
 change nothing there. A helper thread never frees an object: where a count
 could reach zero (the list let go of the element meanwhile), the calling thread

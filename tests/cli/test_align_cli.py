@@ -33,7 +33,7 @@ def _sh(cmd, **kw):
     return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def data(tmp_path_factory):
     if not os.path.exists(LAMBDA):
         msg = f"{LAMBDA} missing (Debian package bowtie2-examples)"
@@ -77,7 +77,7 @@ def data(tmp_path_factory):
             "names": names}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def unsorted(data):
     bam = str(data["dir"] / "out.bam")
     summary = str(data["dir"] / "summary.json")
