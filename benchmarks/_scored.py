@@ -21,7 +21,7 @@ import numpy as np
 from readalign.kernels.scored_quadrant import GLOBAL, LOCAL
 
 from readalign.engine.batching import scored_auto_k
-from readalign.engine.job import Job, Scores
+from readalign.engine.job import Job
 from readalign.engine.packing import pack_with
 from readalign.engine.scoring import Scoring
 
@@ -79,8 +79,7 @@ def time_kernels(q, t, mode: int, scoring: Scoring, cigar: bool, k: int = 8,
     from readalign.runtime.gpu_memory import DevicePool
 
     job = Job(infix=False, max_distance=-1, n_code=scoring.n_code, eqx=False, with_cigar=cigar,
-              k=k, scores=Scores(mode, scoring.flat(), len(scoring.alphabet), scoring.gap_open,
-                                 scoring.gap_extend))
+              k=k, scores=scoring.scores(mode))
     qp, tp = pack_with(q, scoring.codes), pack_with(t, scoring.codes)
     order = np.lexsort((tp.lengths, qp.lengths))
     lo, hi, _, _ = device_batches(qp.lengths[order], tp.lengths[order], k, cigar,

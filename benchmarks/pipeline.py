@@ -102,8 +102,7 @@ def cpu_seconds() -> tuple[float, float]:
 def options(args: argparse.Namespace, d: str, ref: str, reads: str, paf: str):
     """``readalign align``'s options for these files and ``args`` (the BAM: ``d``/out.bam)."""
     from readalign import __version__
-    from readalign.bam.options import Options
-    from readalign.bam.presets import read_scoring
+    from readalign.bam.options import Options, read_scoring
 
     return Options(reference=ref, reads=reads, candidates=paf, output=os.path.join(d, "out.bam"),
                    backend=args.backend, threads=args.threads, batch_size=args.batch_size,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from .engine.batching import AUTO_K, align_packed, align_with
-from .engine.job import Job, Scores, check_counts, check_k, check_max_distance
+from .engine.job import Job, check_counts, check_k, check_max_distance
 from .engine.packing import N_CODE, NO_N, check_alphabet, match_kinds, pack_dna, pack_text, pack_with
 from .engine.result import AlignResult
 from .engine.scoring import INVALID, Scoring
@@ -62,10 +62,9 @@ def _align_scored(reads, windows, mode: str, max_distance, backend: str, cigar: 
         scoring.check_local()
     elif scoring.clip_penalty:
         raise ValueError(f"clip_penalty applies to mode='local' (soft clips); got mode={mode!r}")
-    scores = Scores(MODE_NAMES.index(mode), scoring.flat(), len(scoring.alphabet), scoring.gap_open,
-                    scoring.gap_extend, scoring.clip_penalty)
     job = Job(infix=mode == "infix", max_distance=-1, n_code=scoring.n_code, eqx=bool(eqx),
-              with_cigar=bool(cigar), k=AUTO_K if k is None else check_k(k), scores=scores)
+              with_cigar=bool(cigar), k=AUTO_K if k is None else check_k(k),
+              scores=scoring.scores(MODE_NAMES.index(mode)))
     with stage("pack sequences", len(reads)):
         q = pack_with(reads, scoring.codes, "reads", lazy=True)
         t = pack_with(windows, scoring.codes, "windows", lazy=True)

@@ -19,6 +19,7 @@ import numpy as np
 from ..runtime.outfiles import probe_write_error
 from . import bgzf_isal
 from .bgzf_isal import IsalBgzfWriter
+from .defaults import WRITERS
 
 HTS_FEATURE_LIBDEFLATE = 1 << 20
 """htslib's ``hts_features()`` bit for a build that deflates with libdeflate."""
@@ -52,10 +53,6 @@ def deflate_library() -> str:
     does it 2-3x faster than zlib; PyPI's pysam wheels use zlib.
     """
     return "libdeflate" if _htslib().hts_features() & HTS_FEATURE_LIBDEFLATE else "zlib"
-
-
-WRITERS = ("auto", "isal", "htslib")
-"""``auto``: ISA-L's writer where the ``isal`` package imports, else htslib's."""
 
 
 def compressor(writer: str = "auto") -> str:

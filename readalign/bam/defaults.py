@@ -1,4 +1,5 @@
-"""Defaults of ``readalign align`` that its ``--help`` states (no numba here: help stays fast)."""
+"""Defaults and choices of ``readalign align`` that its ``--help`` states (no numpy or numba here:
+help stays fast)."""
 
 DEFAULT_BATCH = 100_000
 """Reads per batch. Up to five batches are in flight (parsed ahead, paired, aligned,
@@ -20,3 +21,6 @@ records with about half the CPU of zlib's default (6) for a file 7% larger;
 with htslib's zlib deflating, the whole stage runs about 1.5x faster
 (benchmarks/RESULTS.md).
 """
+WRITERS = ("auto", "isal", "htslib")
+"""What compresses the BAM (``--bgzf-writer``): ``auto`` is ISA-L's writer where the ``isal``
+package imports, else htslib's (:func:`readalign.bam.bgzf.compressor`)."""

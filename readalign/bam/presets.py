@@ -14,12 +14,12 @@
   optimum is the least distance first, then the fewest openings.
 
 Each preset is a :class:`ReadScoring`; ``-A/-B/-O/-E/-L/-T`` override the ``sr``
-values as BWA and minimap2 name them.
+values as BWA and minimap2 name them (:func:`readalign.bam.options.read_scoring`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import InputError
@@ -72,15 +72,14 @@ class ReadScoring:
     def job(self, eqx: bool, k: int, read_lengths: np.ndarray,
             window_lengths: np.ndarray) -> Job:
         """The engine job for one batch (the edit preset's W depends on its longest read)."""
-        from ..engine.job import Job, Scores
+        from ..engine.job import Job
         from ..engine.packing import N_CODE
         from ..engine.scoring import Scoring
         from ..kernels.scored_quadrant import LOCAL
 
         if self.scored:
-            s = Scoring(self.match, self.mismatch, self.gap_open, self.gap_extend,
-                        clip_penalty=self.clip)
-            scores = Scores(LOCAL, s.flat(), len(s.alphabet), s.gap_open, s.gap_extend, s.clip_penalty)
+            scores = Scoring(self.match, self.mismatch, self.gap_open, self.gap_extend,
+                             clip_penalty=self.clip).scores(LOCAL)
         else:
             scores = edit_scores(read_lengths, window_lengths)
         return Job(infix=not self.scored, max_distance=-1, n_code=N_CODE, eqx=eqx,
@@ -107,37 +106,3 @@ def edit_scores(read_lengths: np.ndarray, window_lengths: np.ndarray) -> Scores:
 
 SR = ReadScoring("sr")
 EDIT = ReadScoring("edit", 0, 1, 0, 1, 0, None)
-
-
-def read_scoring(preset: str, match: int | None = None, mismatch: int | None = None,
-                 gap_open: int | None = None, gap_extend: int | None = None,
-                 clip: int | None = None, min_score: int | None = None) -> ReadScoring:
-    """The preset with the values given on the command line in place of its own.
-
-    Scores apply to ``sr`` only (``edit`` has unit costs); each must be a whole number from
-    0 to :data:`readalign.engine.scoring.MAX_SCORE` (the int32 bound :class:`readalign.Scoring`
-    keeps), and an error names the option.
-    """
-    if preset not in PRESETS:
-        raise InputError(f"--preset must be one of {', '.join(PRESETS)}; got {preset!r}")
-    from ..engine.scoring import MAX_SCORE
-
-    given = {"-A": match, "-B": mismatch, "-O": gap_open, "-E": gap_extend, "-L": clip}
-    if preset == "edit":
-        named = [k for k, v in given.items() if v is not None]
-        if named:
-            raise InputError(f"{', '.join(named)} set scores, which --preset edit does not use "
-                             "(unit edit costs); use them with --preset sr")
-        return EDIT if min_score is None else replace(EDIT, min_score=min_score)
-    for option, value in given.items():
-        if value is not None and not 0 <= value <= MAX_SCORE:
-            raise InputError(f"{option} must be between 0 and {MAX_SCORE}; got {value}")
-    fields = ("match", "mismatch", "gap_open", "gap_extend", "clip")
-    rs = replace(SR, **{f: v for f, v in zip(fields, given.values(), strict=True) if v is not None})
-    if min_score is not None:
-        rs = replace(rs, min_score=min_score)
-    if rs.match < 1:
-        raise InputError(f"-A: the match score must be >= 1 for local alignment; got {rs.match}")
-    if rs.gap_open + rs.gap_extend < 1:
-        raise InputError("-O/-E: a gap must cost something (gap open + extend >= 1)")
-    return rs

@@ -26,12 +26,18 @@ import shlex
 import sys
 
 from .._version import __version__
-from ..bam.defaults import BATCH_BYTES_PER_READ, DEFAULT_BATCH, DEFAULT_PAD
-from ..bam.formats import FORMATS, index_suffix, output_format
-from ..bam.presets import PRESETS, SR, read_scoring
-from ..errors import InputError
+from ..bam.defaults import (
+    BATCH_BYTES_PER_READ,
+    DEFAULT_BATCH,
+    DEFAULT_COMPRESSION,
+    DEFAULT_PAD,
+    WRITERS,
+)
+from ..bam.formats import DEFAULT as DEFAULT_FORMAT
+from ..bam.formats import EXTENSIONS, FORMATS
+from ..bam.presets import EDIT, PRESETS, SR
+from ..io.formats import CANDIDATE_FORMATS, candidate_extensions
 from ..runtime.backends import BACKENDS, usable_cpus
-from ..runtime.outfiles import check_outputs
 
 NAME = "align"
 HELP = "align reads to candidate windows (PAF/TSV/SAM) and write BAM"
@@ -47,22 +53,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="reads: FASTQ, FASTA or SAM text of unaligned reads (plain or gzip), "
                         "or unaligned BAM; SAM/BAM mates (flags 0x40/0x80) get /1 and /2")
     p.add_argument("-c", "--candidates", required=True,
-                   help="candidate windows: .paf, .tsv, .sam or .bam (grouped by read, "
-                        "in the order of the reads)")
-    p.add_argument("--candidates-format", choices=("paf", "tsv", "sam", "bam"), default=None,
+                   help=f"candidate windows: {candidate_extensions()}, plain or gzip (grouped by "
+                        "read, in the order of the reads)")
+    p.add_argument("--candidates-format", choices=CANDIDATE_FORMATS, default=None,
                    help="candidate format (default: from the file extension)")
     p.add_argument("-o", "--output", required=True,
-                   help="output path, '-' for stdout; its name gives the format (.bam, .sam, "
-                        ".cram; anything else and stdout: BAM) unless --output-format says")
+                   help=f"output path, '-' for stdout; its name gives the format "
+                        f"({', '.join(EXTENSIONS)}; anything else and stdout: "
+                        f"{DEFAULT_FORMAT.upper()}) unless --output-format says")
     p.add_argument("--pad", type=int, default=DEFAULT_PAD,
                    help="bases added to each side of a candidate window (clipped to the contig)")
     s = p.add_argument_group(
-        "scoring", "--preset sr: match 1, mismatch 4, a gap of length L costs 6 + L, clip "
-        "penalty 5, minimum score 30 (BWA-MEM's), local with soft clips. --preset edit: "
+        "scoring", f"--preset {SR.preset}: BWA-MEM's short-read scores "
+        f"({SR.describe().removeprefix(f'--preset {SR.preset} ')}; a gap "
+        "of length L costs O + L*E), local with soft clips. --preset edit: "
         "the whole read at the least edit distance; of equal-distance alignments the one "
         "with the fewest gap openings (a 2 bp deletion is 2D, not 1D1M1D; a last-base "
-        "mismatch stays a mismatch). -A/-B/-O/-E/-L apply to sr.")
-    s.add_argument("--preset", choices=PRESETS, default="sr", help="scoring preset (default: sr)")
+        f"mismatch stays a mismatch). -A/-B/-O/-E/-L apply to {SR.preset}.")
+    s.add_argument("--preset", choices=PRESETS, default=SR.preset,
+                   help=f"scoring preset (default: {SR.preset})")
     s.add_argument("-A", "--match", type=int, default=None, metavar="INT",
                    help=f"match score (sr: {SR.match})")
     s.add_argument("-B", "--mismatch", type=int, default=None, metavar="INT",
@@ -76,7 +85,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "aligns reads to their ends")
     s.add_argument("-T", "--min-score", type=int, default=None, metavar="INT",
                    help=f"alignments with a lower AS are not written (sr: {SR.min_score}; edit: "
-                        "no minimum)")
+                        f"{'no minimum' if EDIT.min_score is None else EDIT.min_score})")
     p.add_argument("--max-distance", type=int, default=None,
                    help="alignments with more edits (NM) than this count as failed "
                         "(default: no limit)")
@@ -87,8 +96,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="coordinate-sort the output and write its index (.bai for BAM, .crai "
                         "for CRAM; SAM text gets none)")
     p.add_argument("--output-format", choices=FORMATS, default=None,
-                   help="bam, sam or cram (CRAM is written against the -r reference; default: "
-                        "from the -o name, BAM for stdout); refused when the name says otherwise")
+                   help=f"{', '.join(FORMATS)} (CRAM is written against the -r reference; "
+                        f"default: from the -o name, {DEFAULT_FORMAT.upper()} for stdout); refused "
+                        "when the name says otherwise")
     p.add_argument("--sam", action="store_true", help="write SAM: --output-format sam")
     p.add_argument("--rg", default=None,
                    help=r"read group header fields, e.g. 'ID:run1\tSM:sample1'; records get RG")
@@ -97,10 +107,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: the CPUs this process may use, here "
                         f"{usable_cpus()})")
     p.add_argument("--compression-level", type=int, default=None, metavar="N",
-                   help="BAM (BGZF) compression level 0-9 (default: 1, fast, for a BAM that "
-                        "goes on to a sort or merge; 6 is samtools' default: about 7%% smaller, "
-                        "2x the CPU); 0 stores uncompressed BGZF blocks")
-    p.add_argument("--bgzf-writer", choices=("auto", "isal", "htslib"), default="auto",
+                   help=f"BAM (BGZF) compression level 0-9 (default: {DEFAULT_COMPRESSION}, fast, "
+                        "for a BAM that goes on to a sort or merge; 6 is samtools' default: about "
+                        "7%% smaller, 2x the CPU); 0 stores uncompressed BGZF blocks")
+    p.add_argument("--bgzf-writer", choices=WRITERS, default=WRITERS[0],
                    help="what compresses the BAM: readalign's ISA-L writer on every thread "
                         "(about 10x faster than zlib), or htslib's own (zlib in PyPI's pysam, "
                         "libdeflate in bioconda's); auto: isal when the isal package is installed")
@@ -125,49 +135,29 @@ def _command_line(scoring: str) -> str:
     return f"{typed} {scoring}"
 
 
-def _format(args: argparse.Namespace) -> str:
-    """The output's format (:func:`~readalign.bam.formats.output_format`); ``--sam`` is
-    ``--output-format sam``."""
-    if args.sam and args.output_format not in (None, "sam"):
-        raise InputError(f"--sam and --output-format {args.output_format} contradict each other")
-    if args.sam:
-        return output_format(args.output, "sam", "--sam")
-    return output_format(args.output, args.output_format)
-
-
 def run(args: argparse.Namespace) -> int:
-    """Run the pipeline; print the summary to stderr."""
-    if args.max_distance is not None and args.max_distance < 0:
-        raise InputError(f"--max-distance must be >= 0, got {args.max_distance}")
-    threads = usable_cpus() if args.threads is None else args.threads
-    if threads < 1:
-        raise InputError(f"--threads must be >= 1, got {threads}")
-    fmt = _format(args)
-    if args.output == "-" and sys.stdout.isatty() and fmt != "sam":
-        raise InputError(f"refusing to write {fmt.upper()} to a terminal; use -o FILE or a pipe")
+    """Build and check the options (:mod:`readalign.bam.options`), run the BAM stage, print the
+    summary to stderr."""
+    from ..bam.options import Options, asked_format, check, read_scoring
+
     scoring = read_scoring(args.preset, args.match, args.mismatch, args.gap_open,
                            args.gap_extend, args.clip_penalty, args.min_score)
-    ref = args.reference
-    suffix = index_suffix(fmt, args.sort)
-    check_outputs({"-o": args.output, "the index (--sort)": args.output + suffix if suffix and
-                   args.output != "-" else None, "--summary-json": args.summary_json},
-                  {"reads": args.reads, "candidates": args.candidates, "reference": ref,
-                   "reference index": ref + ".fai", "reference .gzi": ref + ".gzi"})
-    from ..bam.options import Options
-    from ..bam.run import run as run_pipeline
-    from ..kernels import compile_notice  # noqa: F401  # before anything can compile
-
     opts = Options(
         reference=args.reference, reads=args.reads, candidates=args.candidates,
         output=args.output, candidates_format=args.candidates_format, pad=args.pad,
         max_distance=args.max_distance, secondary=args.secondary, eqx=args.eqx,
-        sort=args.sort, output_format=fmt, rg=args.rg, threads=threads, backend=args.backend,
-        compression_level=args.compression_level, bgzf_writer=args.bgzf_writer,
-        batch_size=args.batch_size, allow_empty=args.allow_empty,
+        sort=args.sort, output_format=asked_format(args.output, args.output_format, args.sam),
+        rg=args.rg, threads=usable_cpus() if args.threads is None else args.threads,
+        backend=args.backend, compression_level=args.compression_level,
+        bgzf_writer=args.bgzf_writer, batch_size=args.batch_size, allow_empty=args.allow_empty,
         progress=sys.stderr.isatty() and not args.quiet,
         command_line=_command_line(scoring.describe()), version=__version__,
         summary_json=args.summary_json, scoring=scoring,
     )
+    check(opts)  # before numba loads
+    from ..bam.run import run as run_pipeline
+    from ..kernels import compile_notice  # noqa: F401  # before anything can compile
+
     summary = run_pipeline(opts)
     if not args.quiet:
         sys.stderr.write(f"readalign: {summary.text()}\n")

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..kernels.scored_quadrant import MAX_ALPHABET
+from .job import Scores
 from .matrices import ALPHABET, MATRICES
 from .packing import DNA_CODES, N_CODE, NO_N
 
@@ -149,6 +150,12 @@ class Scoring:
     def flat(self) -> np.ndarray:
         """The matrix as the kernels read it: ``sub[a * A + b]``, int32."""
         return np.ascontiguousarray(self.matrix, dtype=np.int32).ravel()
+
+    def scores(self, mode: int) -> Scores:
+        """The tables the scored kernel reads for this scoring in ``mode``
+        (:data:`readalign.kernels.scored_quadrant.GLOBAL`, ``INFIX`` or ``LOCAL``)."""
+        return Scores(mode, self.flat(), len(self.alphabet), self.gap_open, self.gap_extend,
+                      self.clip_penalty)
 
     def __repr__(self) -> str:
         gaps = f"gap_open={self.gap_open}, gap_extend={self.gap_extend}"

@@ -26,11 +26,11 @@ from ..errors import InputError
 from ._cand_lines import NONAME, NOTINT, QSPAN, SHORT, STRAND, TLEN, UNKNOWN, parse_lines
 from ._chunks import ChunkReader
 from ._text import as_text, display, gather_spans, line_ends, line_span, open_bytes
+from .formats import CANDIDATE_EXTENSIONS, CANDIDATE_FORMATS
 from .reference import Reference
 
 log = logging.getLogger("readalign")
 
-FORMATS = ("paf", "tsv", "sam", "bam")
 CHUNK_LINES = 1 << 17
 TEXT_CHUNK = 1 << 25
 """Bytes read from a PAF/TSV at a time."""
@@ -76,25 +76,21 @@ class CandidateChunk:
                                 for f in ("contig", "start", "end", "strand", "line", "mapq")))
 
 
-EXTENSIONS = {"paf": "paf", "tsv": "tsv", "txt": "tsv", "tab": "tsv", "sam": "sam", "bam": "bam"}
-"""Candidate formats by file extension (after an optional ``.gz``): the one rule, which the
-workflow's scatter step and its chunk names use too."""
-
-
 def detect_format(path: str, override: str | None = None) -> str:
-    """The candidate format: ``override`` if given, else from the extension (:data:`EXTENSIONS`)."""
+    """The candidate format: ``override`` if given, else from the extension
+    (:data:`~.formats.CANDIDATE_EXTENSIONS`)."""
     if override:
-        if override not in FORMATS:
-            raise InputError(f"--candidates-format must be one of {', '.join(FORMATS)}")
+        if override not in CANDIDATE_FORMATS:
+            raise InputError(f"--candidates-format must be one of {', '.join(CANDIDATE_FORMATS)}")
         return override
     name = os.path.basename(path).lower()
     if name.endswith(".gz"):
         name = name[:-3]
     ext = name.rsplit(".", 1)[-1] if "." in name else ""
-    fmt = EXTENSIONS.get(ext)
+    fmt = CANDIDATE_EXTENSIONS.get(ext)
     if fmt is None:
         raise InputError(f"{display(path)}: cannot tell the candidate format from the extension "
-                         f"'.{ext}'; use --candidates-format {{{','.join(FORMATS)}}}")
+                         f"'.{ext}'; use --candidates-format {{{','.join(CANDIDATE_FORMATS)}}}")
     return fmt
 
 

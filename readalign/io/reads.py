@@ -341,6 +341,19 @@ def _sniff(stream, path: str) -> str:
                      f"(starts with '{text}')")
 
 
+def reads_format(path: str) -> str | None:
+    """The format :func:`iter_reads` reads ``path`` in, told by its content as it does: one of
+    :data:`~.formats.READ_FORMATS` (plain or gzip), or None for an empty file (no reads).
+
+    :class:`~readalign.errors.InputError` for content that is none of them.
+    """
+    stream = open_bytes(path, allow_empty=True)
+    if stream is None:
+        return None
+    with stream:
+        return _sniff(stream, path)
+
+
 def iter_reads(path: str, batch_size: int = 200_000,
                allow_empty: bool = False) -> Iterator[ReadBatch]:
     """Yield :class:`ReadBatch` es of at most ``batch_size`` reads, in file order.

@@ -150,3 +150,17 @@ def test_deflate_library_matches_htslib_feature_string():
     features = lib.hts_feature_string().decode().split()
     assert ("libdeflate=yes" in features) == (deflate_library() == "libdeflate")
     assert ("libdeflate=no" in features) == (deflate_library() == "zlib")
+
+
+def test_options_built_by_a_caller_get_the_command_s_checks(run_tsv, tmp_path):
+    """run() checks its Options as the command does (bam/options.check): an output naming an
+    input is refused before anything is written, and the input is left as it was."""
+    reads = [("r1", REF[10:40], "I" * 30)]
+    cands = [("r1", "c1", 5, 45, "+")]
+    run_tsv(reads, cands)
+    before = (tmp_path / "r.fq").read_bytes()
+    with pytest.raises(InputError, match="refusing to overwrite"):
+        run_tsv(reads, cands, output=str(tmp_path / "r.fq"))
+    assert (tmp_path / "r.fq").read_bytes() == before
+    with pytest.raises(InputError, match="--max-distance must be >= 0"):
+        run_tsv(reads, cands, max_distance=-1)

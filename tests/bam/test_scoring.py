@@ -11,8 +11,8 @@ import pysam
 import pytest
 from conftest import HAS_GPU
 
-from readalign.bam.options import Options
-from readalign.bam.presets import EDIT, SR, read_scoring
+from readalign.bam.options import Options, read_scoring
+from readalign.bam.presets import EDIT, SR
 from readalign.bam.run import run
 from readalign.cli import main
 from readalign.errors import InputError

@@ -21,8 +21,7 @@ import readalign
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks._simulate import simulate  # noqa: E402
-from readalign.bam.options import Options  # noqa: E402
-from readalign.bam.presets import read_scoring  # noqa: E402
+from readalign.bam.options import Options, read_scoring  # noqa: E402
 from readalign.bam.run import run  # noqa: E402
 
 

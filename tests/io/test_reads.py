@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from readalign.errors import InputError
-from readalign.io.reads import iter_reads
+from readalign.io.reads import iter_reads, reads_format
 
 
 def read_all(path, batch_size=1000):
@@ -66,6 +66,32 @@ def test_fasta_multiline_and_ubam(tmp_path):
             fh.write(rec)
     assert [(n, s, q) for n, s, q, _ in read_all(ubam)] == [("u1", "ACGTT", "IIIII"),
                                                            ("u2", "GGA", "III")]
+
+
+def test_reads_format_is_told_by_content_not_by_name(tmp_path):
+    """What the workflow asks: the format iter_reads reads a file in, whatever its name."""
+    recs = [("r1", "ACGT", "IIII")]
+    files = {"fastq": ("reads.txt", fastq(recs).encode()),
+             "fasta": ("reads.fq", b">r1\nACGT\n"),
+             "sam": ("reads.dat", b"r1\t4\t*\t0\t0\t*\t*\t0\t0\tACGT\tIIII\n"),
+             "gzip fastq": ("reads.fa.gz", gzip.compress(fastq(recs).encode()))}
+    for want, (name, data) in files.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        assert reads_format(str(path)) == want.split()[-1], name
+        assert [n for n, *_ in read_all(path)] == ["r1"], name
+    ubam = tmp_path / "reads.fq.gz"
+    header = pysam.AlignmentHeader.from_dict({"HD": {"VN": "1.6"}})
+    with pysam.AlignmentFile(str(ubam), "wb", header=header) as fh:
+        rec = pysam.AlignedSegment(header)
+        rec.query_name, rec.query_sequence, rec.flag = "u1", "ACGT", 4
+        fh.write(rec)
+    assert reads_format(str(ubam)) == "bam"
+    (tmp_path / "empty.fq").write_bytes(b"")
+    assert reads_format(str(tmp_path / "empty.fq")) is None
+    (tmp_path / "bad.fq").write_text("hello\n")
+    with pytest.raises(InputError, match="bad.fq: line 1: not FASTQ, FASTA, SAM or BAM"):
+        reads_format(str(tmp_path / "bad.fq"))
 
 
 def _sam(*records: str, header: str = "@HD\tVN:1.6\n") -> str:

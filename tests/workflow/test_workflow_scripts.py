@@ -9,12 +9,16 @@ import json
 import os
 import random
 import re
+import sys
 from pathlib import Path
 
 import pysam
 import pytest
 import yaml
 from conftest import REPO
+
+from readalign.io.reads import iter_reads
+from readalign.io.reads import reads_format as read_reads_format
 
 SCRIPTS = REPO / "workflow" / "scripts"
 
@@ -133,6 +137,33 @@ def test_scatter_sam_candidates_and_unaligned_bam_reads(tmp_path):
     with pysam.AlignmentFile(couts[1]) as f:
         assert f.header.to_dict()["SQ"] == header["SQ"]
         assert [r.reference_start for r in f] == [50, 70]
+
+
+def test_scatter_tells_the_reads_format_by_content_as_readalign_does(tmp_path):
+    """SAM text reads under a name that says nothing: chunks of SAM text, each a valid
+    readalign input; an empty reads file gives empty chunks; unreadable reads fail in one line."""
+    sam = tmp_path / "reads.txt"
+    sam.write_text("@HD\tVN:1.6\n" + "".join(f"{n}\t4\t*\t0\t0\t*\t*\t0\t0\tACGTACGT\tIIIIIIII\n"
+                                           for n in ("a", "b", "c")))
+    cands = tmp_path / "cands.paf"
+    cands.write_text(_paf_line("a") + _paf_line("c"))
+    assert scatter.reads_format(str(sam)) == "sam"
+    counts, routs, _ = _split(tmp_path, sam, cands, 2, rext="sam")
+    assert counts == [2, 1]
+    got = []
+    for path in routs:
+        assert read_reads_format(path) == "sam"
+        got.append([b.name(i) for b in iter_reads(path) for i in range(len(b))])
+    assert got == [["a", "b"], ["c"]]
+    empty = tmp_path / "empty.fq"
+    empty.write_bytes(b"")
+    (tmp_path / "none.paf").write_text("")
+    counts, routs, couts = _split(tmp_path, empty, tmp_path / "none.paf", 2)
+    assert counts == [0, 0] and all(os.path.getsize(p) == 0 for p in routs + couts)
+    bad = tmp_path / "bad.fq"
+    bad.write_text("hello\n")
+    with pytest.raises(scatter.ScatterError, match="bad.fq: line 1: not FASTQ"):
+        _split(tmp_path, bad, cands, 2)
 
 
 @pytest.mark.parametrize("lines, what", [
@@ -303,3 +334,26 @@ def test_environment_yml_matches_pyproject():
               (re.split(r"[\s<>=\[]", d, maxsplit=1)[0] for d in project["dependencies"])}
     assert wanted <= conda
     assert {"python", "samtools", "minimap2", "snakemake-executor-plugin-slurm"} <= conda
+
+
+def test_every_script_runs_under_snakemake_through_one_tail(tmp_path):
+    """The shared tail of the scripts: the job's stderr goes to the rule's log, a failure
+    fails the job with the script's status."""
+    spec = importlib.util.spec_from_file_location("workflow_snakemake", SCRIPTS / "_snakemake.py")
+    tail = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tail)
+    log = tmp_path / "job.log"
+    job = type("Job", (), {"log": [str(log)]})()
+
+    def main(argv):
+        print("said", *argv, file=sys.stderr)
+        return int(argv[0])
+
+    tail.run_rule(job, main, ["0"])
+    assert log.read_text() == "said 0\n"
+    with pytest.raises(SystemExit) as exc:
+        tail.run_rule(job, main, ["3"])
+    assert exc.value.code == 3 and log.read_text() == "said 3\n"
+    for name in ("scatter", "merge", "stats"):
+        text = (SCRIPTS / f"{name}.py").read_text()
+        assert "from _snakemake import run_rule" in text and "redirect_stderr" not in text, name

@@ -1,10 +1,10 @@
 # Settings and helpers of the example workflow (workflow/Snakefile includes this file).
 
-import os
 import shutil
 
 from readalign.errors import InputError
 from readalign.io.candidates import detect_format
+from readalign.io.reads import reads_format
 
 
 OUT = config.get("outdir", "results")
@@ -26,19 +26,17 @@ def use_minimap2():
     raise ValueError(f"config key 'upstream' must be auto, true or false, not {mode!r}")
 
 
-def _bare(path):
-    path = path[:-3] if path.endswith(".gz") else path
-    return os.path.splitext(path)[1].lower().lstrip(".")
+CHUNK_SUFFIX = {"fastq": "fq", "fasta": "fa", "sam": "sam", "bam": "bam", None: "fq"}
+"""File name suffix of the read chunks by the reads' format (an empty reads file: empty chunks)."""
 
 
 def reads_suffix(path):
-    """File name suffix of the read chunks: the format of the reads file, uncompressed."""
-    ext = _bare(path)
-    if ext in ("bam", "ubam"):
-        return "bam"
-    if ext in ("fa", "fasta", "fna"):
-        return "fa"
-    return "fq"
+    """File name suffix of the read chunks: the reads file's format, told by readalign from
+    its content (scatter writes the chunks uncompressed, in that format)."""
+    try:
+        return CHUNK_SUFFIX[reads_format(path)]
+    except InputError as exc:
+        raise ValueError(f"config key 'reads': {exc}") from None
 
 
 def candidates_suffix(path, fmt):

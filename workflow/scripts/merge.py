@@ -18,7 +18,7 @@ import copy
 import os
 import sys
 import tempfile
-from contextlib import ExitStack, nullcontext, redirect_stderr
+from contextlib import ExitStack
 
 import pysam
 
@@ -146,15 +146,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _from_snakemake(smk) -> None:
-    log = smk.log[0] if smk.log else None
-    with open(log, "w") if log else nullcontext(sys.stderr) as fh, redirect_stderr(fh):
-        rc = main(["-o", smk.output.bam, "-@", str(smk.threads), *smk.input.bams])
-    if rc:
-        sys.exit(rc)
-
-
 if "snakemake" in globals():
-    _from_snakemake(globals()["snakemake"])
+    from _snakemake import run_rule
+
+    smk = globals()["snakemake"]
+    run_rule(smk, main, ["-o", smk.output.bam, "-@", str(smk.threads), *smk.input.bams])
 elif __name__ == "__main__":
     sys.exit(main())

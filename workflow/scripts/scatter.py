@@ -5,7 +5,8 @@ the candidate records of those reads, in their original order. Every chunk is th
 valid ``readalign align`` input on its own, and the chunks' outputs together hold the same
 records as one run on the whole input.
 
-Reads: FASTQ or FASTA (optionally gzipped), or unaligned BAM. Candidates: PAF or TSV
+Reads: FASTQ or FASTA (optionally gzipped), SAM text or unaligned BAM, told apart by their
+content as readalign tells them; the chunks keep the format. Candidates: PAF or TSV
 (optionally gzipped; the first tab-separated field is the read name; ``#`` lines and a TSV
 ``read_name`` column header before the first record are copied to every chunk), SAM or BAM
 (the header is copied to every chunk). Candidates must be grouped by read in the order of the
@@ -25,7 +26,7 @@ import io
 import os
 import sys
 from collections.abc import Iterator
-from contextlib import ExitStack, nullcontext, redirect_stderr, suppress
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 from typing import IO
 
@@ -33,17 +34,14 @@ import pysam
 
 from readalign.errors import InputError
 from readalign.io.candidates import detect_format
+from readalign.io.formats import CANDIDATE_FORMATS
+from readalign.io.reads import reads_format as readalign_reads_format
 
 TEXT_FORMATS = ("paf", "tsv")
-ALIGNMENT_FORMATS = ("sam", "bam")
 
 
 class ScatterError(Exception):
     """Bad input: the message names the file and the record."""
-
-
-def _strip_gz(path: str) -> str:
-    return path[:-3] if path.endswith(".gz") else path
 
 
 def candidates_format(path: str, fmt: str | None = "auto") -> str:
@@ -54,25 +52,36 @@ def candidates_format(path: str, fmt: str | None = "auto") -> str:
         raise ScatterError(str(exc)) from None
 
 
-def _is_bam_reads(path: str) -> bool:
-    return _strip_gz(path).lower().endswith((".bam", ".ubam"))
-
-
 # --- reads -----------------------------------------------------------------------------------
 
+ALIGNMENT_MODES = {"bam": ("rb", "wb"), "sam": ("r", "w")}
+"""pysam's read and write modes of reads given as SAM/BAM records (chunks keep the format)."""
+
+
+def reads_format(path: str) -> str | None:
+    """The reads file's format as readalign tells it, from the content (None: an empty file)."""
+    try:
+        return readalign_reads_format(path)
+    except InputError as exc:
+        raise ScatterError(str(exc)) from None
+
+
+def _alignment_reads(f: pysam.AlignmentFile) -> Iterator[tuple[str, pysam.AlignedSegment]]:
+    """(name, record) of each read of a SAM/BAM file (secondary and supplementary skipped)."""
+    return ((r.query_name, r) for r in f.fetch(until_eof=True)
+            if not (r.is_secondary or r.is_supplementary))
+
+
 def count_reads(path: str) -> int:
-    """Number of records in a FASTQ/FASTA(.gz) or unaligned BAM file."""
-    n = 0
-    if _is_bam_reads(path):
-        with pysam.AlignmentFile(path, "rb", check_sq=False) as f:
-            for rec in f.fetch(until_eof=True):
-                if not (rec.is_secondary or rec.is_supplementary):
-                    n += 1
-        return n
+    """Number of reads in a FASTQ/FASTA(.gz), SAM or unaligned BAM file."""
+    fmt = reads_format(path)
+    if fmt is None:
+        return 0
+    if fmt in ALIGNMENT_MODES:
+        with pysam.AlignmentFile(path, ALIGNMENT_MODES[fmt][0], check_sq=False) as f:
+            return sum(1 for _ in _alignment_reads(f))
     with pysam.FastxFile(path) as f:
-        for _ in f:
-            n += 1
-    return n
+        return sum(1 for _ in f)
 
 
 def _open_text_out(path: str) -> IO[str]:
@@ -204,19 +213,20 @@ def scatter(reads: str, candidates: str, reads_out: list[str], candidates_out: l
         cand_outs = source.open_outputs(candidates_out, stack)
         cands = iter(source)
         pending = next(cands, None)
-        if _is_bam_reads(reads):
-            rin = stack.enter_context(pysam.AlignmentFile(reads, "rb", check_sq=False))
-            routs = [stack.enter_context(pysam.AlignmentFile(p, "wb", template=rin))
+        rfmt = reads_format(reads)
+        if rfmt in ALIGNMENT_MODES:
+            read_mode, write_mode = ALIGNMENT_MODES[rfmt]
+            rin = stack.enter_context(pysam.AlignmentFile(reads, read_mode, check_sq=False))
+            routs = [stack.enter_context(pysam.AlignmentFile(p, write_mode, template=rin))
                      for p in reads_out]
-            records = ((r.query_name, r) for r in rin.fetch(until_eof=True)
-                       if not (r.is_secondary or r.is_supplementary))
+            records = _alignment_reads(rin)
 
             def write_read(c, rec):
                 routs[c].write(rec)
         else:
-            rin = stack.enter_context(pysam.FastxFile(reads))
             routs = [stack.enter_context(_open_text_out(p)) for p in reads_out]
-            records = ((r.name, r) for r in rin)
+            records = (iter(()) if rfmt is None
+                       else ((r.name, r) for r in stack.enter_context(pysam.FastxFile(reads))))
 
             def write_read(c, rec):
                 routs[c].write(str(rec))
@@ -260,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reads", required=True)
     ap.add_argument("--candidates", required=True)
     ap.add_argument("--candidates-format", default="auto",
-                    choices=("auto",) + TEXT_FORMATS + ALIGNMENT_FORMATS)
+                    choices=("auto", *CANDIDATE_FORMATS))
     ap.add_argument("--reads-out", nargs="+", required=True)
     ap.add_argument("--candidates-out", nargs="+", required=True)
     args = ap.parse_args(argv)
@@ -275,18 +285,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _from_snakemake(smk) -> None:
-    log = smk.log[0] if smk.log else None
-    with open(log, "w") if log else nullcontext(sys.stderr) as fh, redirect_stderr(fh):
-        rc = main(["--reads", smk.input.reads, "--candidates", smk.input.candidates,
-                   "--candidates-format", getattr(smk.params, "candidates_format", "auto"),
-                   "--reads-out", *smk.output.reads,
-                   "--candidates-out", *smk.output.candidates])
-    if rc:
-        sys.exit(rc)
-
-
 if "snakemake" in globals():
-    _from_snakemake(globals()["snakemake"])
+    from _snakemake import run_rule
+
+    smk = globals()["snakemake"]
+    run_rule(smk, main, ["--reads", smk.input.reads, "--candidates", smk.input.candidates,
+                         "--candidates-format", getattr(smk.params, "candidates_format", "auto"),
+                         "--reads-out", *smk.output.reads, "--candidates-out", *smk.output.candidates])
 elif __name__ == "__main__":
     sys.exit(main())

@@ -15,7 +15,6 @@ import json
 import os
 import sys
 from collections import Counter
-from contextlib import nullcontext, redirect_stderr
 
 import pysam
 
@@ -120,15 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _from_snakemake(smk) -> None:
-    log = smk.log[0] if smk.log else None
-    with open(log, "w") if log else nullcontext(sys.stderr) as fh, redirect_stderr(fh):
-        rc = main(["-o", smk.output[0], smk.input.bam, *getattr(smk.input, "summaries", [])])
-    if rc:
-        sys.exit(rc)
-
-
 if "snakemake" in globals():
-    _from_snakemake(globals()["snakemake"])
+    from _snakemake import run_rule
+
+    smk = globals()["snakemake"]
+    run_rule(smk, main, ["-o", smk.output[0], smk.input.bam, *getattr(smk.input, "summaries", [])])
 elif __name__ == "__main__":
     sys.exit(main())
