@@ -7,3 +7,11 @@ batch on a 16-core GPU host, whatever the input size (0.54 GB measured there, pl
 record slots kept since, 0.06 GB); 100k to 500k run at the same speed (benchmarks/RESULTS.md)."""
 DEFAULT_PAD = 20
 """Bases added on each side of a candidate window (``--pad``)."""
+ISAL_SHARE = 4
+"""ISA-L's writer compresses on a quarter of a run's threads (at least 2, at most all)."""
+
+
+def isal_threads(threads: int) -> int:
+    """Threads of ISA-L's BGZF writer in a run of ``threads`` threads: :data:`ISAL_SHARE` of
+    them, at least 2 and at most all (``--bgzf-writer``'s help states it from here)."""
+    return min(threads, max(2, threads // ISAL_SHARE))

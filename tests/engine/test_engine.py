@@ -184,9 +184,11 @@ def test_ten_kilobase_pair():
 
 def test_numpy_string_arrays_and_threads():
     reads = np.array(["ACGT", "GGGG"])
-    windows = np.array([b"AACGTT", b"CCGGGGCC"])
+    windows = np.array(["AACGTT", "CCGGGGCC"])
     res = readalign.align(reads, windows, threads=1)
     assert list(res.distance) == [0, 0]
+    as_bytes = readalign.align(reads.astype("S"), windows.astype("S"), threads=1)
+    assert list(as_bytes.distance) == [0, 0]
 
 
 @pytest.mark.parametrize(("kwargs", "exc", "text"), [

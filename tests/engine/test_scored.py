@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import HAS_GPU, REPO, require_module, under_simulator
+from conftest import HANG_SECONDS, HAS_GPU, REPO, require_module, under_simulator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from readalign.kernels.scored_quadrant import INT16_SPAN, MODE_NAMES, fits_int16
@@ -243,7 +243,7 @@ def test_cuda_simulator_equals_cpu():
 def test_gpu_equals_cpu_on_many_mixed_pairs():
     check = REPO / "tests" / "engine" / "scored_gpu_check.py"  # a crash prints its Python stack
     out = subprocess.run([sys.executable, "-X", "faulthandler", str(check), "200000", "300"],
-                         capture_output=True, text=True, timeout=900)
+                         capture_output=True, text=True, timeout=HANG_SECONDS)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "identical on CPU and GPU" in out.stdout
     assert int(re.search(r"(\d+) pairs took the packed pass", out.stdout).group(1)) > 0
