@@ -246,3 +246,49 @@ def test_import_and_help_do_not_load_numba():
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-2000:]
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         readalign.nope  # noqa: B018
+
+
+HIDE_SNAKEMAKE = """
+import sys
+sys.modules["snakemake"] = None  # as if the workflow extra were not installed
+import pytest
+sys.exit(pytest.main(["-n", "0", "-p", "no:cacheprovider", "-rs", "-q",
+                      "tests/workflow/test_workflow.py"]))
+"""
+
+
+def test_workflow_tests_without_snakemake_name_the_workflow_extra():
+    dev = subprocess.run([sys.executable, "-c", HIDE_SNAKEMAKE], capture_output=True, text=True,
+                         cwd=REPO, env=_env(), timeout=HANG_SECONDS)
+    assert dev.returncode == pytest.ExitCode.NO_TESTS_COLLECTED, dev.stdout  # the module skips
+    reason = "Python package 'snakemake' is not installed (pip install -e '.[workflow]')"
+    assert "SKIPPED [1] tests/conftest.py:" in dev.stdout and f": {reason}\n" in dev.stdout
+    assert "1 skipped" in dev.stdout
+    ci = subprocess.run([sys.executable, "-c", HIDE_SNAKEMAKE], capture_output=True, text=True,
+                        cwd=REPO, env=_env(CI="true"), timeout=HANG_SECONDS)
+    assert ci.returncode != 0 and "CI=true: .ci/run must install '.[workflow]'" in ci.stdout, ci.stdout
+
+
+# --- the default test run ----------------------------------------------------------------------
+
+def _collected(*args: str) -> str:
+    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-n", "0", "-p",
+                          "no:cacheprovider", *args], cwd=REPO, capture_output=True, text=True,
+                         env=_env(), timeout=HANG_SECONDS)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    return out.stdout
+
+
+def test_a_default_run_says_it_compiles_and_leaves_out_slow_tests_unless_named_or_chosen():
+    slow = "tests/workflow/test_workflow.py::test_fewer_reads_than_chunks"
+    quick = "tests/workflow/test_workflow_scripts.py::test_stats_report"
+    default = _collected("tests/workflow")
+    assert "readalign: tests marked slow are left out (python -m pytest -m slow runs them" in default
+    assert re.search(r"^readalign: (numba's compiled kernels are cached|this first run compiles)",
+                     default, re.M), default[:2000]
+    listed = _collected("-q", "tests/workflow")
+    assert quick in listed and slow not in listed and " deselected)" in listed
+    chosen = _collected("-q", "-m", "slow", "tests/workflow")
+    assert slow in chosen and quick not in chosen
+    named = _collected("-q", "tests/workflow/test_workflow.py")
+    assert slow in named and "deselected" not in named
