@@ -6,7 +6,6 @@ import sys
 
 import numpy as np
 
-from .arguments import Arguments, Sequences, check_arguments, check_k
 from .distance.pairwise import pairwise
 from .engine.batching import AUTO_K, align_packed, align_with
 from .engine.job import Job, Scores
@@ -15,6 +14,7 @@ from .engine.result import AlignResult
 from .engine.scoring import INVALID, Scoring
 from .kernels.scored_quadrant import MODE_NAMES
 from .runtime import backends
+from .runtime.arguments import Arguments, Sequences, check_arguments, check_k
 from .runtime.timing import stage
 
 MODES = ("infix", "global", "local")

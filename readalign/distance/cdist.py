@@ -17,9 +17,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..arguments import Sequences, check_arguments
 from ..engine.packing import Packed, match_widths, pack_text
 from ..runtime import backends
+from ..runtime.arguments import Sequences, check_arguments
 from . import cpu
 from .codes import WordCodes
 
@@ -69,7 +69,7 @@ def _recode(data: np.ndarray) -> tuple[np.ndarray, int]:
 
 def prepare(queries: Sequences, choices: Sequences | None = None) -> WordCodes:
     """Pack both lists (str by code point, bytes by byte; both checked, of one kind, by
-    :func:`readalign.arguments.check_arguments`) into shared int32 codes."""
+    :func:`readalign.runtime.arguments.check_arguments`) into shared int32 codes."""
     q = pack_text(queries, "queries")
     if choices is None:
         codes, alphabet = _recode(q.data)

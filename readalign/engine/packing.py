@@ -13,7 +13,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..arguments import sequence_list
+from ..runtime.arguments import sequence_list
 from . import flatseq
 from .pyobjects import StringRows, read_strings
 
@@ -223,7 +223,7 @@ def check_alphabet(p: AnyPacked, invalid: int, what: str, alphabet: str) -> None
 def match_widths(a: AnyPacked, b: AnyPacked) -> None:
     """Give two text lists compared with each other one code width: ASCII ``str`` read in
     place (bytes) is widened to code points when the other side holds wider ones. Both hold
-    the same kind, str or bytes (:func:`readalign.arguments.check_arguments`)."""
+    the same kind, str or bytes (:func:`readalign.runtime.arguments.check_arguments`)."""
     for narrow, other in ((a, b), (b, a)):
         if isinstance(narrow, StringRows) and other.code_dtype.itemsize > narrow.code_dtype.itemsize:
             narrow.wide = True

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .runtime.backends import check_backend
+from .backends import check_backend
 
 Sequences = Sequence | np.ndarray
 """A list of sequences as the packers take it: a list or tuple, or a 1-D array."""
