@@ -173,7 +173,7 @@ class AlignResult:
         Parameters
         ----------
         i : int
-            The pair's index (negative counts from the end).
+            The pair, as for :meth:`cigar_array`.
 
         Returns
         -------
@@ -182,10 +182,8 @@ class AlignResult:
 
         Raises
         ------
-        IndexError
-            ``i`` is out of range.
-        TypeError
-            ``i`` is not an int.
+        IndexError, TypeError
+            As :meth:`cigar_array` does.
 
         Examples
         --------

@@ -52,6 +52,7 @@ def _words(path: Path, count: int, seed: int = 1) -> Path:
 
 # --- compile notice ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_first_run_says_once_that_it_compiles_and_a_warm_run_says_nothing(tmp_path):
     words = _words(tmp_path / "w.txt", 3)
     cache = tmp_path / "numba"
@@ -66,6 +67,7 @@ def test_first_run_says_once_that_it_compiles_and_a_warm_run_says_nothing(tmp_pa
     assert (tmp_path / "m.tsv").read_text().count("\n") == 3
 
 
+@pytest.mark.slow
 def test_python_api_logs_the_compile_notice_at_info(tmp_path):
     env = _env(NUMBA_CACHE_DIR=str(tmp_path / "numba"))
     cold = subprocess.run([sys.executable, "-c", PY_API], capture_output=True, text=True, env=env)
@@ -133,6 +135,7 @@ def _check_redraws(launched: float, chunks: list[tuple[float, str]], idle: str) 
     return [line for _, line in lines]
 
 
+@pytest.mark.slow
 def test_distance_progress_moves_every_second_within_one_block(tmp_path):
     words = _words(tmp_path / "w.txt", 11000)  # 1.5-2 s on one core: the clock moves
     out = tmp_path / "pairs.tsv"
@@ -169,6 +172,7 @@ def _align_inputs(d: Path, reads: int, length: int) -> tuple[Path, Path, Path]:
     return fasta, d / "reads.fq", d / "cand.tsv"
 
 
+@pytest.mark.slow
 def test_align_progress_moves_every_second_within_one_batch(tmp_path):
     ref, reads, cands = _align_inputs(tmp_path, 700, 900)  # one batch, about 4 s on one core
     bam = tmp_path / "out.bam"
@@ -217,6 +221,7 @@ sys.exit(pytest.main(["-n", "0", "-p", "no:cacheprovider", "-rs", "-q",
 """
 
 
+@pytest.mark.slow
 def test_missing_test_extra_skips_with_its_reason_but_fails_under_ci():
     reason = "Python package 'edlib' is not installed (pip install -e '.[test-extra]')"
     dev = subprocess.run([sys.executable, "-c", HIDE_EDLIB], capture_output=True, text=True,
@@ -257,6 +262,7 @@ sys.exit(pytest.main(["-n", "0", "-p", "no:cacheprovider", "-rs", "-q",
 """
 
 
+@pytest.mark.slow
 def test_workflow_tests_without_snakemake_name_the_workflow_extra():
     dev = subprocess.run([sys.executable, "-c", HIDE_SNAKEMAKE], capture_output=True, text=True,
                          cwd=REPO, env=_env(), timeout=HANG_SECONDS)
@@ -279,6 +285,7 @@ def _collected(*args: str) -> str:
     return out.stdout
 
 
+@pytest.mark.slow
 def test_a_default_run_says_it_compiles_and_leaves_out_slow_tests_unless_named_or_chosen():
     slow = "tests/workflow/test_workflow.py::test_fewer_reads_than_chunks"
     quick = "tests/workflow/test_workflow_scripts.py::test_stats_report"

@@ -22,6 +22,8 @@ from test_output_safety import align_args, cli, ex, one_error_line  # noqa: F401
 
 from benchmarks._simulate import simulate
 
+pytestmark = pytest.mark.slow  # every case runs the command as a new process on the example data
+
 
 def records(path: Path) -> list[pysam.AlignedSegment]:
     with pysam.AlignmentFile(str(path), check_sq=False) as fh:

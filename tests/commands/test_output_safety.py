@@ -24,6 +24,8 @@ import pysam
 import pytest
 from conftest import HANG_SECONDS, REPO
 
+pytestmark = pytest.mark.slow  # every case runs the command as a new process on the example data
+
 EXAMPLES = REPO / "examples"
 
 

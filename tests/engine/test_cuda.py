@@ -22,6 +22,7 @@ HERE = Path(__file__).parent
 gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
 
 
+@pytest.mark.slow
 def test_kernels_under_cuda_simulator():
     """Small batches whose lanes differ in length and finish at different times."""
     assert "identical on CPU and GPU" in under_simulator(str(HERE / "gpu_check.py"), "48", "70")
@@ -134,6 +135,7 @@ def test_a_pool_keeps_one_buffer_per_name_whatever_its_type():
     assert under_simulator("-c", code, timeout=HANG_SECONDS).strip() == "ok"
 
 
+@pytest.mark.slow
 def test_a_call_gives_back_the_pools_of_other_kinds_of_call():
     """An edit-distance call after a scored one (and the other way round) keeps only its own
     kind's device pools: the others' buffers would count as free to it without being reused."""

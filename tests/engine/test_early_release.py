@@ -46,6 +46,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow
 def test_pipeline_with_early_release_equals_the_cpu():
     assert under_simulator("-c", CHECK, timeout=HANG_SECONDS).strip() == "ok"
 

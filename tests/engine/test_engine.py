@@ -161,6 +161,7 @@ def test_max_distance_sentinels():
             assert res.cigar(i) == full.cigar(i)
 
 
+@pytest.mark.slow
 def test_quadrant_size_does_not_change_results():
     reads, windows = random_pairs(5, 2000, 200, "ACGT")
     base = readalign.align(reads, windows)
@@ -285,6 +286,7 @@ def test_block_bit_parallel_distance_matches_plain_dp(a, b):
     assert clipped == (want if want <= limit else limit + 1)
 
 
+@pytest.mark.slow
 def test_long_pairs_distance_only_in_linear_memory():
     """Two 100,000-symbol strings: exact (edlib), bit-parallel, with max_distance and mixed lengths."""
     edlib = require_module("edlib", "test-extra")

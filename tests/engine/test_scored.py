@@ -85,6 +85,7 @@ def dna_pairs(draw):
     return q, t
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pairs=st.lists(dna_pairs(), min_size=1, max_size=6), mode=st.sampled_from(MODES),
        params=st.sampled_from(SCORINGS), k=st.sampled_from([4, 8, 16]),
@@ -232,6 +233,7 @@ def test_bad_calls_name_the_problem():
     assert int(readalign.align(["AB"], ["AB"], mode="global", scoring=user).score[0]) == 5
 
 
+@pytest.mark.slow
 def test_cuda_simulator_equals_cpu():
     """The scored CUDA kernels under numba's simulator give the CPU's results, pair for pair."""
     out = under_simulator(str(REPO / "tests" / "engine" / "scored_gpu_check.py"), "40", "70")
