@@ -12,3 +12,11 @@ batch, 150 bp reads): a batch size whose estimate exceeds the memory the host ha
 Longer reads cost more, so this is the least a batch needs, not the most."""
 DEFAULT_PAD = 20
 """Bases added on each side of a candidate window (``--pad``)."""
+ISAL_SHARE = 4
+"""ISA-L's writer compresses on a quarter of a run's threads (at least 2, at most all)."""
+
+
+def isal_threads(threads: int) -> int:
+    """Threads of ISA-L's BGZF writer in a run of ``threads`` threads: :data:`ISAL_SHARE` of
+    them, at least 2 and at most all (``--bgzf-writer``'s help states it from here)."""
+    return min(threads, max(2, threads // ISAL_SHARE))

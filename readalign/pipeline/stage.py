@@ -33,6 +33,7 @@ from ..io._text import display
 from ..io.candidates import CandidateChunk, iter_candidates
 from ..io.reads import ReadBatch, iter_reads
 from ..io.reference import Reference
+from ..kernels.compile_notice import compile_seconds
 from ..runtime import backends
 from ..runtime.host_memory import available_memory
 from ..runtime.outfiles import write_bytes
@@ -126,26 +127,50 @@ class Summary:
     backend: str = ""
     deflate: str = ""
     seconds: float = 0.0
-    reads_per_second: float = 0.0
+    compile_seconds: float = 0.0  # of ``seconds``: numba compiling (a first run on a machine)
+    reads_per_second: float = 0.0  # over ``seconds`` less ``compile_seconds``
     stage_seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(STAGES, 0.0))
+    """Each stage's time while nothing was compiling."""
 
     def text(self) -> str:
         """A few lines for stderr."""
         st = ", ".join(f"{k} {v:.2f}s" for k, v in self.stage_seconds.items())
+        rate = f"{self.reads_per_second:,.0f} reads/s"
+        if self.compile_seconds > 0:
+            took = (f"{self.seconds:.2f}s, {self.compile_seconds:.2f}s of it compiling the kernels "
+                    f"for this machine (once: later runs load them) ({rate} without the compiling; "
+                    f"stages without it: {st})")
+        else:
+            took = f"{self.seconds:.2f}s ({rate}; {st})"
         return (f"reads in {self.reads_in}, aligned {self.aligned}, unaligned {self.unaligned}, "
                 f"secondary {self.secondary}; pairs {self.pairs}, aligned {self.pairs_aligned}; "
                 f"scoring {self.scoring}; backend {self.backend}; BGZF deflate {self.deflate}; "
-                f"{self.seconds:.2f}s ({self.reads_per_second:,.0f} reads/s; {st})")
+                f"{took}")
 
     def json(self) -> str:
         """The summary as a JSON document."""
         return json.dumps(asdict(self), indent=2) + "\n"
 
 
-def _finish_summary(summary: Summary, start: float) -> None:
+def _finish_summary(summary: Summary, start: float, compiled_before: float) -> None:
+    """The run's time and speed; ``compiled_before``: :func:`compile_seconds` at its start."""
     summary.seconds = time.perf_counter() - start
-    summary.reads_per_second = summary.reads_in / max(summary.seconds, 1e-9)
+    summary.compile_seconds = round(min(compile_seconds() - compiled_before, summary.seconds), 4)
+    working = summary.seconds - summary.compile_seconds
+    summary.reads_per_second = summary.reads_in / max(working, 1e-9)
     summary.stage_seconds = {k: round(v, 4) for k, v in summary.stage_seconds.items()}
+
+
+def _clock() -> tuple[float, float]:
+    """Now, and the time spent compiling so far: a stage's start."""
+    return time.perf_counter(), compile_seconds()
+
+
+def _since(start: tuple[float, float]) -> float:
+    """Seconds since ``start`` (:func:`_clock`) during which nothing was compiling: a first run's
+    compiles would otherwise land in whichever stage first calls each function, or waits for
+    the thread that compiles it."""
+    return time.perf_counter() - start[0] - (compile_seconds() - start[1])
 
 
 class CandidateStream:
@@ -290,14 +315,14 @@ def _read_stage(batches: Iterator[ReadBatch], cands: CandidateStream, st: dict[s
                 batch_size: int) -> Iterator[tuple[ReadBatch, CandidateChunk, np.ndarray]]:
     """Parse batches and match their candidates (stage read)."""
     while True:
-        t0 = time.perf_counter()
+        t0 = _clock()
         batch = _next_batch(batches, batch_size)
         if batch is None:
             cands.finish()
             return
         repeats.add(batch)
         chunk, read_idx = cands.take(batch)
-        st["read"] += time.perf_counter() - t0
+        st["read"] += _since(t0)
         yield batch, chunk if chunk is not None else _no_candidates(), read_idx
 
 
@@ -305,10 +330,10 @@ def _pairs_stage(items: Iterator[tuple[ReadBatch, CandidateChunk, np.ndarray]], 
                  opts: Options, st: dict[str, float]) -> Iterator[Work]:
     """Build each batch's oriented reads and padded windows (stage pairs)."""
     for batch, chunk, read_idx in items:
-        t0 = time.perf_counter()
+        t0 = _clock()
         pairs = build_pairs(batch.seq, batch.seq_off, read_idx, chunk.contig, chunk.start,
                             chunk.end, chunk.strand, ref, opts.pad, chunk.mapq)
-        st["pairs"] += time.perf_counter() - t0
+        st["pairs"] += _since(t0)
         yield Work(batch, pairs)
 
 
@@ -338,9 +363,9 @@ def _assemble_stage(writer: Consumer | Inline, ref: Reference, opts: Options, su
     scratch = RecordScratch()  # one thread assembles every batch, in turn
 
     def assemble_batch(work: Work) -> None:
-        t0 = time.perf_counter()
+        t0 = _clock()
         buf = assemble(work, ref, opts, summary, rg_id, scratch)
-        st["assemble"] += time.perf_counter() - t0
+        st["assemble"] += _since(t0)
         writer.put(buf)
         progress.update(summary.reads_in - progress.done, f" ({summary.aligned:,} aligned)")
 
@@ -351,9 +376,9 @@ def _write_stage(out: Output, st: dict[str, float]) -> Callable[[np.ndarray], No
     """The consumer of record buffers: the BGZF writer compresses them on its thread pool (stage write)."""
 
     def write(buf: np.ndarray) -> None:
-        t0 = time.perf_counter()
+        t0 = _clock()
         out.writer.write(buf)
-        st["write"] += time.perf_counter() - t0
+        st["write"] += _since(t0)
 
     return write
 
@@ -399,7 +424,7 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
     concurrently, each on its own batch (see the module docstring).
     ``aligner`` replaces the kernel stage (benchmarks time the rest with a stand-in).
     """
-    start = time.perf_counter()
+    start, compiled_before = time.perf_counter(), compile_seconds()
     summary = Summary()
     progress = Progress(None, "reads", enabled=opts.progress, prefix="readalign: ")
     rg = parse_rg(opts.rg)
@@ -458,22 +483,22 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
             numba_threads(min(opts.threads, GPU_LOOP_THREADS))
         try:  # the GPU backends keep one set of device buffers for the whole run
             for item in work:
-                t = time.perf_counter()
+                t = _clock()
                 q, w = item.pairs.q, item.pairs.t
                 job = opts.scoring.job(opts.eqx, AUTO_K, q.lengths, w.lengths)
                 item.res = align(q, w, job, backend, opts.threads)
-                st["align"] += time.perf_counter() - t
+                st["align"] += _since(t)
                 assembler.put(item)
         finally:
             _free_gpu_memory(backend)
         for consumer in reversed(consumers):  # the assembler first, then the writer
             consumer.close()
-        t = time.perf_counter()
+        t = _clock()
         out.close()
-        st["write"] += time.perf_counter() - t
+        st["write"] += _since(t)
         repeats.warn(opts.reads)
         summary.repeated_names = repeats.count
-        _finish_summary(summary, start)
+        _finish_summary(summary, start, compiled_before)
         if opts.summary_json:
             out.add(write_bytes(opts.summary_json, summary.json().encode()))
         out.commit()

@@ -46,6 +46,7 @@ def _forms(bits: int):
     return run
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bits", [64, 32])
 @pytest.mark.parametrize("sorted_masks", [False, True], ids=["table", "sorted"])
 def test_myers_builds_on_the_cpu(sorted_masks, bits):
@@ -68,6 +69,7 @@ def test_myers_builds_on_the_cpu(sorted_masks, bits):
         np.testing.assert_array_equal(got[short], want[short])
 
 
+@pytest.mark.slow
 def test_cuda_words_under_simulator():
     """Tiny lists (lengths 0-70, empties, Unicode) and pairs: GPU block == CPU block."""
     out = under_simulator(str(HERE / "words_cuda_check.py"), "7", "8", "70", "12")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import HAS_GPU, under_simulator
+from conftest import HANG_SECONDS, HAS_GPU, under_simulator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba.cuda.cudadrv.driver import CudaAPIError
@@ -22,6 +22,7 @@ HERE = Path(__file__).parent
 gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
 
 
+@pytest.mark.slow
 def test_kernels_under_cuda_simulator():
     """Small batches whose lanes differ in length and finish at different times."""
     assert "identical on CPU and GPU" in under_simulator(str(HERE / "gpu_check.py"), "48", "70")
@@ -83,7 +84,7 @@ def test_gpu_calls_from_several_threads_at_once():
     """A fresh process, four threads launching the edit and scored kernels for the first time at
     once, each with its own buffers: every result equals the CPU's."""
     out = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _THREADS_CODE],
-                         capture_output=True, text=True, timeout=600)
+                         capture_output=True, text=True, timeout=HANG_SECONDS)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
 
 
@@ -110,7 +111,7 @@ def test_gpu_buffers_are_kept_per_thread_until_freed():
             "assert d.shape[0] >= 7 and list(d.copy_to_host()[:7]) == list(range(7))\n"
             "assert list(a.iota('o', 9).copy_to_host()[:9]) == list(range(9))\n"
             "print('ok')\n")
-    assert under_simulator("-c", code, timeout=120).strip() == "ok"
+    assert under_simulator("-c", code, timeout=HANG_SECONDS).strip() == "ok"
 
 
 def test_a_pool_keeps_one_buffer_per_name_whatever_its_type():
@@ -131,9 +132,10 @@ def test_a_pool_keeps_one_buffer_per_name_whatever_its_type():
             "assert list(a.iota('b', 5).copy_to_host()[:5]) == list(range(5))\n"
             "assert a.nbytes() == grown\n"
             "print('ok')\n")
-    assert under_simulator("-c", code, timeout=120).strip() == "ok"
+    assert under_simulator("-c", code, timeout=HANG_SECONDS).strip() == "ok"
 
 
+@pytest.mark.slow
 def test_a_call_gives_back_the_pools_of_other_kinds_of_call():
     """An edit-distance call after a scored one (and the other way round) keeps only its own
     kind's device pools: the others' buffers would count as free to it without being reused."""
@@ -148,7 +150,7 @@ def test_a_call_gives_back_the_pools_of_other_kinds_of_call():
             "    readalign.align(reads, windows, backend='cuda', **kw)\n"
             "    assert kinds() == {kind} and held_device_bytes() > 0, (kind, kinds())\n"
             "print('ok')\n")
-    assert under_simulator("-c", code, timeout=300).strip() == "ok"
+    assert under_simulator("-c", code, timeout=HANG_SECONDS).strip() == "ok"
 
 
 _FULL_BUDGET_CODE = """
@@ -184,7 +186,7 @@ def test_calls_that_fill_the_budget_one_after_another_fit():
     scored call's int16 and int32 boundaries were once kept side by side, and a million mixed
     pairs ran out of memory on an H100)."""
     out = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _FULL_BUDGET_CODE],
-                         capture_output=True, text=True, timeout=600)
+                         capture_output=True, text=True, timeout=HANG_SECONDS)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
     assert out.stdout.strip().endswith("ok"), out.stdout
 
@@ -273,7 +275,7 @@ def test_a_gpu_without_free_memory_is_a_one_line_error():
     """Another process holding the GPU's memory: the call says so in one line, not with the
     driver's traceback."""
     out = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _FULL_GPU_CODE],
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True, text=True, timeout=HANG_SECONDS)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip(), "the call raised no GPUMemoryError"
     message = ast.literal_eval(out.stdout.strip())
@@ -324,5 +326,5 @@ def test_small_batches_raise_no_occupancy_warning():
     """Three pairs run as one block of each kernel, the scan of run counts always does: numba's
     low-occupancy warning (an error here) never reaches the caller."""
     out = subprocess.run([sys.executable, "-c", QUIET], capture_output=True, text=True,
-                         timeout=600)
+                         timeout=HANG_SECONDS)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]

@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import HAS_GPU, under_simulator
+from conftest import HANG_SECONDS, HAS_GPU, under_simulator
 
 from readalign.engine.pyobjects import read_strings
 
@@ -46,8 +46,9 @@ print("ok")
 """
 
 
+@pytest.mark.slow
 def test_pipeline_with_early_release_equals_the_cpu():
-    assert under_simulator("-c", CHECK, timeout=600).strip() == "ok"
+    assert under_simulator("-c", CHECK, timeout=HANG_SECONDS).strip() == "ok"
 
 
 THREADED_CODE = """
@@ -78,5 +79,5 @@ def test_long_lists_held_on_helper_threads_through_the_gpu_keep_their_counts():
     GPU call (some objects held in several places): every count is back afterwards, and the
     results equal the CPU's."""
     out = subprocess.run([sys.executable, "-X", "faulthandler", "-c", THREADED_CODE],
-                         capture_output=True, text=True, timeout=600)
+                         capture_output=True, text=True, timeout=HANG_SECONDS)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]

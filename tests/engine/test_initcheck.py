@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import HAS_GPU
+from conftest import HANG_SECONDS, HAS_GPU
 
 HERE = Path(__file__).resolve().parent
 
@@ -30,7 +30,7 @@ def test_initcheck_finds_no_unwritten_device_memory():
     out = subprocess.run([sanitizer, "--tool", "initcheck", "--print-limit", "10",
                           "--error-exitcode", "9", sys.executable, "-W", "ignore",
                           str(HERE / "initcheck_run.py")],
-                         capture_output=True, text=True, timeout=900)
+                         capture_output=True, text=True, timeout=HANG_SECONDS)
     assert "initcheck run done" in out.stdout, out.stdout[-3000:] + out.stderr[-3000:]
     assert out.returncode == 0, out.stdout[-5000:]
     assert "ERROR SUMMARY: 0 errors" in out.stdout

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from conftest import under_simulator
+import pytest
+from conftest import HANG_SECONDS, under_simulator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -78,8 +79,9 @@ print("ok")
 """
 
 
+@pytest.mark.slow
 def test_runs_of_many_chunks_equal_the_cpu_when_the_store_grows():
     """Under the simulator, eight chunks of 16 pairs (twice the pipeline's slots), in input
     order (whose runs outgrow the first chunk's projection) and sorted by length: the runs,
     offsets and per-pair results equal the CPU backend's."""
-    assert under_simulator("-c", CHUNKS, timeout=600).strip() == "ok"
+    assert under_simulator("-c", CHUNKS, timeout=HANG_SECONDS).strip() == "ok"

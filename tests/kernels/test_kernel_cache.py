@@ -20,6 +20,8 @@ from oracle import dp_distance, replay
 from scored_oracle import align as oracle
 from scored_oracle import dna_scorer
 
+pytestmark = pytest.mark.slow  # each case compiles the kernels afresh in new processes
+
 SCRIPT = """
 import json, random, sys
 import readalign

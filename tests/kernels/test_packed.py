@@ -62,6 +62,7 @@ def _flat(seqs: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(b"".join(seqs) + b"\0", np.uint8), off
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(data=st.data(), k=st.sampled_from([4, 8, 16]), infix=st.booleans(),
        alphabet=st.sampled_from([b"\x00\x01\x02\x03\x04", b"\x00\x01", bytes(range(256))]),
@@ -99,6 +100,7 @@ def test_pairs_share_a_thread_only_when_their_shapes_match():
     assert list(zip(pair_a, pair_b)) == [(0, 1), (2, 2), (3, 3), (4, 4)]
 
 
+@pytest.mark.slow
 def test_packed_kernel_under_cuda_simulator():
     assert "identical to the 32-bit pass" in under_simulator(str(HERE / "packed_check.py"), "24",
                                                              "40")
