@@ -15,7 +15,7 @@ import argparse
 import statistics
 import time
 
-from readalign.engine.pyobjects import read_strings
+from readalign.engine.pylists.pyobjects import read_strings
 
 from ._host import host_name
 from ._scored import dna_workload

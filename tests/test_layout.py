@@ -108,3 +108,12 @@ def test_the_check_sees_a_circle(tmp_path):
     mod = tmp_path / "m.py"
     mod.write_text("def f():\n    from .engine import batching\n")
     assert _imports("readalign.m", mod, {"readalign.engine.batching"}) == {"readalign.engine.batching"}
+
+
+def test_the_list_fast_path_is_entered_through_its_package():
+    """Outside ``engine/pylists`` a module imports the package (its entry point,
+    ``read_in_place``, and the ``StringRows`` it returns), never the modules inside it."""
+    package = "readalign.engine.pylists"
+    wrong = [f"{name} -> {dep}" for name, deps in _graph().items()
+             if not name.startswith(package) for dep in deps if dep.startswith(package + ".")]
+    assert not wrong, "imports past the list fast path's entry point:\n" + "\n".join(sorted(wrong))

@@ -193,7 +193,7 @@ def test_calls_that_fill_the_budget_one_after_another_fit():
 @given(count=st.integers(0, 20_000_000), most=st.integers(1 << 14, 1 << 20))
 def test_chunks_are_even_with_no_small_remainder(count, most):
     """For chunk sizes as ``chunk_pairs`` gives them (``MIN_CHUNK..MAX_CHUNK``)."""
-    from readalign.engine.cuda_stream import LAST_SHARE, even_chunks
+    from readalign.engine.gpu.sizing import LAST_SHARE, even_chunks
 
     per = even_chunks(count, most)
     chunks = -(-count // per) if count else 0
@@ -205,7 +205,7 @@ def test_chunks_are_even_with_no_small_remainder(count, most):
 
 def test_a_million_pairs_run_as_five_even_chunks():
     """The case that showed the remainder: five chunks of 199,728 pairs and one of 1,360."""
-    from readalign.engine.cuda_stream import even_chunks
+    from readalign.engine.gpu.sizing import even_chunks
 
     assert even_chunks(1_000_000, 199_728) == 200_000
 
@@ -217,16 +217,16 @@ def test_the_staging_worker_copies_on_the_calls_threads(monkeypatch):
 
     import numba
 
-    from readalign.engine import cuda_stream
+    from readalign.engine.gpu import chunks
 
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("needs numba's pool of 2+")
     seen = []
-    monkeypatch.setattr(cuda_stream, "_fill", lambda sides, idx, lo: seen.append(
+    monkeypatch.setattr(chunks, "_fill", lambda sides, idx, lo: seen.append(
         numba.get_num_threads()))
     with ThreadPoolExecutor(1) as worker:
         for threads in (1, None, 1_000):
-            worker.submit(cuda_stream._fill_on, threads, (), None, 0).result()
+            worker.submit(chunks._fill_on, threads, (), None, 0).result()
     pool = numba.config.NUMBA_NUM_THREADS
     assert seen == [1, pool, pool]
 
@@ -236,7 +236,7 @@ def test_scored_lanes_are_sized_by_the_cells_they_use():
     past int16's span) is sized as such."""
     from readalign.kernels.scored_quadrant import LOCAL, fits_int16
 
-    from readalign.engine.cuda_scored import lane_bytes
+    from readalign.engine.gpu.scored import lane_bytes
     from readalign.engine.job import Scores
 
     small = Scores(LOCAL, np.full(25, 1, np.int32), 5, 6, 1)

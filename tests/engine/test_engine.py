@@ -304,7 +304,8 @@ def test_long_pairs_distance_only_in_linear_memory():
 
 def test_lists_read_in_place_pack_as_the_general_path_does(monkeypatch):
     """Lists of ASCII str or of bytes, read from the objects, give what the general path gives."""
-    from readalign.engine import packing, pyobjects
+    from readalign.engine import packing
+    from readalign.engine.pylists import pyobjects
 
     def codes(p):
         return p.data[:-1].tolist(), p.offsets.tolist()
