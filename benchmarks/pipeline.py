@@ -37,9 +37,10 @@ import sys
 import tempfile
 import time
 
+from tests.support.simulate import READ_LEN, simulate
+
 from . import _knobs
 from ._host import host_line
-from ._simulate import READ_LEN, simulate
 from ._stack_sampler import StackSampler
 from ._standin import ungapped_aligner
 

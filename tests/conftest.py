@@ -1,4 +1,8 @@
-"""Shared test set-up: the oracle module on the path, and GPU/tool gating."""
+"""Shared test set-up: GPU/tool gating, and where the GPU check scripts are.
+
+Helpers shared by several test files live in ``tests/support`` (``tests.support.oracle``
+and the others), the GPU check scripts in ``tests/gpu``.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +12,6 @@ import sys
 from pathlib import Path
 from types import ModuleType
 from typing import NoReturn
-
-sys.path.insert(0, str(Path(__file__).parent))
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
@@ -24,6 +26,8 @@ def _has_gpu() -> bool:
 HAS_GPU = _has_gpu()
 REPO = Path(__file__).resolve().parent.parent
 """The repository root (tests sit in subfolders that mirror the package)."""
+GPU_CHECKS = REPO / "tests" / "gpu"
+"""The GPU check scripts: run on a GPU by hand, under the simulator by the tests."""
 
 
 def under_simulator(*args: str, timeout: int = 900) -> str:

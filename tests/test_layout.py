@@ -117,3 +117,12 @@ def test_the_list_fast_path_is_entered_through_its_package():
     wrong = [f"{name} -> {dep}" for name, deps in _graph().items()
              if not name.startswith(package) for dep in deps if dep.startswith(package + ".")]
     assert not wrong, "imports past the list fast path's entry point:\n" + "\n".join(sorted(wrong))
+
+
+def test_the_gpu_pipeline_knows_no_kernel():
+    """``engine/gpu/pipeline.py`` runs the steps object it is handed: it imports no kernel
+    module and neither kind of steps (the batching layer picks them)."""
+    steps = {"readalign.engine.gpu.edit", "readalign.engine.gpu.scored"}
+    wrong = sorted(dep for dep in _graph()["readalign.engine.gpu.pipeline"]
+                   if dep in steps or dep.startswith("readalign.kernels"))
+    assert not wrong, wrong

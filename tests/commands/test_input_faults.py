@@ -20,7 +20,7 @@ import pytest
 from conftest import require_tool
 from test_output_safety import align_args, cli, ex, one_error_line  # noqa: F401 - ex is a fixture
 
-from benchmarks._simulate import simulate
+from tests.support.simulate import simulate
 
 
 def records(path: Path) -> list[pysam.AlignedSegment]:

@@ -6,11 +6,10 @@ import ast
 import enum
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import HAS_GPU, under_simulator
+from conftest import GPU_CHECKS, HAS_GPU, under_simulator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba.cuda.cudadrv.driver import CudaAPIError
@@ -18,13 +17,13 @@ from numba.cuda.cudadrv.driver import CudaAPIError
 import readalign
 from readalign.runtime.gpu_memory import _out_of_memory, names_out_of_memory
 
-HERE = Path(__file__).parent
 gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
 
 
 def test_kernels_under_cuda_simulator():
     """Small batches whose lanes differ in length and finish at different times."""
-    assert "identical on CPU and GPU" in under_simulator(str(HERE / "gpu_check.py"), "48", "70")
+    assert "identical on CPU and GPU" in under_simulator(str(GPU_CHECKS / "gpu_check.py"), "48",
+                                                          "70")
 
 
 def test_cuda_backend_without_gpu_is_an_error():
@@ -37,7 +36,7 @@ def test_cuda_backend_without_gpu_is_an_error():
 @pytest.mark.gpu
 @gpu
 def test_gpu_matches_cpu_on_a_million_pairs():
-    import gpu_check
+    from tests.gpu import gpu_check
 
     assert gpu_check.compare(125_000, seed=1, max_len=300) == 1_000_000
 
@@ -45,7 +44,7 @@ def test_gpu_matches_cpu_on_a_million_pairs():
 @pytest.mark.gpu
 @gpu
 def test_gpu_long_pairs_and_batches():
-    import gpu_check
+    from tests.gpu import gpu_check
 
     gpu_check.compare(2_000, seed=2, max_len=2_000)
 

@@ -26,7 +26,7 @@ def test_released_strings_refuse_to_be_read():
 CHECK = """
 import numpy as np, readalign
 from readalign.engine import pylists
-from tests.engine.gpu_check import mixed_pairs
+from tests.gpu.gpu_check import mixed_pairs
 released = []
 real = pylists.StringRows.release
 pylists.StringRows.release = lambda self: (released.append(len(self)), real(self))[0]

@@ -9,9 +9,9 @@ import pytest
 from conftest import require_module
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import dna_norm, dp_distance, replay
 
 import readalign
+from tests.support.oracle import dna_norm, dp_distance, replay
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -2,7 +2,7 @@
 
 Runs on a GPU or under the simulator (``NUMBA_ENABLE_CUDASIM=1``)::
 
-    python tests/engine/scored_gpu_check.py [PAIRS] [MAX_LEN]
+    python tests/gpu/scored_gpu_check.py [PAIRS] [MAX_LEN]
 
 Random DNA pairs (reads drawn from their windows with errors and foreign tails,
 or unrelated; N included; lengths 0..MAX_LEN) and protein pairs, every mode,
