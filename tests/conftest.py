@@ -1,4 +1,4 @@
-"""Shared test set-up: the oracle module on the path, GPU/tool gating, the slow tests left out
+"""Shared test set-up: GPU/tool gating, where the GPU check scripts are, the slow tests left out
 of a default run, and a first line saying that a first run compiles.
 
 ``python -m pytest`` leaves out the tests marked ``slow`` (end-to-end runs of the workflow and
@@ -7,6 +7,9 @@ expression is given or the test's file is named on the command line: ``python -m
 slow`` runs just those, and CI runs both (``.ci/run``). Nothing here depends on how busy the
 machine is: Hypothesis has no deadline and no speed health check, and a child process is given
 :data:`HANG_SECONDS`, which only a hang reaches.
+
+Helpers shared by several test files live in ``tests/support`` (``tests.support.oracle``
+and the others), the GPU check scripts in ``tests/gpu``.
 """
 
 from __future__ import annotations
@@ -20,8 +23,6 @@ from typing import NoReturn
 
 import pytest
 from hypothesis import HealthCheck, settings
-
-sys.path.insert(0, str(Path(__file__).parent))
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 HANG_SECONDS = 1800
@@ -42,6 +43,8 @@ def _has_gpu() -> bool:
 HAS_GPU = _has_gpu()
 REPO = Path(__file__).resolve().parent.parent
 """The repository root (tests sit in subfolders that mirror the package)."""
+GPU_CHECKS = REPO / "tests" / "gpu"
+"""The GPU check scripts: run on a GPU by hand, under the simulator by the tests."""
 
 
 def under_simulator(*args: str, timeout: int = HANG_SECONDS) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..runtime.arguments import sequence_list
 from . import flatseq
-from .pyobjects import StringRows, read_strings
+from .pylists import StringRows, read_in_place
 
 N_CODE = 4
 """DNA code of N (and of every non-ACGT symbol); it never matches."""
@@ -177,7 +177,7 @@ def pack_dna(seqs: object, what: str = "sequences", lazy: bool = False) -> AnyPa
     """Pack DNA: case-folded, A/C/G/T to 0..3, anything else to N (4).
 
     ``lazy``: a fixed-width ``S``/``U`` array comes back as a :class:`GridPacked`, a list
-    of ASCII ``str`` or of ``bytes`` as a :class:`~readalign.engine.pyobjects.StringRows`.
+    of ASCII ``str`` or of ``bytes`` as a :class:`~readalign.engine.pylists.StringRows`.
     """
     return pack_with(seqs, DNA_CODES, what, lazy)
 
@@ -187,7 +187,7 @@ def pack_with(seqs: object, table: np.ndarray, what: str = "sequences",
     """Pack letters through ``table`` (byte to code; str as Latin-1, anything else as ``?``)."""
     if _is_fixed_width(seqs):
         return GridPacked(seqs, table) if lazy else _fixed_width(seqs, table)
-    rows = read_strings(seqs, table)
+    rows = read_in_place(seqs, table)
     if rows is not None:
         return rows if lazy else Packed(rows.data, rows.offsets)
     raw, kind, offsets = _joined(sequence_list(seqs, what), what)
@@ -233,12 +233,12 @@ def pack_text(seqs: object, what: str = "strings", lazy: bool = False) -> AnyPac
     """Pack text: str by Unicode code point (uint32), bytes by byte (uint8).
 
     ``lazy``: as for :func:`pack_dna`; a list of ASCII ``str`` then comes back as bytes
-    (:class:`~readalign.engine.pyobjects.StringRows`), widened by :func:`match_widths`
+    (:class:`~readalign.engine.pylists.StringRows`), widened by :func:`match_widths`
     when the other side needs code points.
     """
     if _is_fixed_width(seqs):
         return GridPacked(seqs, None) if lazy else _fixed_width(seqs, None)
-    rows = read_strings(seqs, None)
+    rows = read_in_place(seqs, None)
     if rows is not None:
         if lazy:
             return rows

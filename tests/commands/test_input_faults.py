@@ -28,7 +28,7 @@ from test_output_safety import (  # noqa: F401 - the fixtures ex and small
     small_fixture,
 )
 
-from benchmarks._simulate import simulate
+from tests.support.simulate import simulate
 
 pytestmark = pytest.mark.slow  # every case runs the command as a new process on the example data
 

@@ -9,9 +9,9 @@ import pytest
 from conftest import require_module
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import dna_norm, dp_distance, replay
 
 import readalign
+from tests.support.oracle import dna_norm, dp_distance, replay
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -308,7 +308,8 @@ def test_long_pairs_distance_only_in_linear_memory():
 
 def test_lists_read_in_place_pack_as_the_general_path_does(monkeypatch):
     """Lists of ASCII str or of bytes, read from the objects, give what the general path gives."""
-    from readalign.engine import packing, pyobjects
+    from readalign.engine import packing
+    from readalign.engine.pylists import pyobjects
 
     def codes(p):
         return p.data[:-1].tolist(), p.offsets.tolist()

@@ -1,4 +1,4 @@
-"""CIGAR runs placed chunk by chunk where the call returns them (engine/run_store.py)."""
+"""CIGAR runs placed chunk by chunk where the call returns them (engine/gpu/run_store.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from conftest import HANG_SECONDS, under_simulator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from readalign.engine.run_store import RunStore
+from readalign.engine.gpu.run_store import RunStore
 
 
 @settings(max_examples=100, deadline=None)
@@ -35,8 +35,8 @@ def test_chunks_of_runs_come_back_end_to_end_with_their_offsets(chunks):
 
 CHUNKS = """
 import numpy as np, readalign
-from readalign.engine import cuda, run_store
-cuda.SIM_BATCH = 16
+from readalign.engine.gpu import run_store, sizing
+sizing.SIM_BATCH = 16
 grown = []
 real = run_store.RunStore.space
 def space(self, hi, total):

@@ -9,15 +9,15 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import HANG_SECONDS, HAS_GPU, REPO, require_module, under_simulator
+from conftest import GPU_CHECKS, HANG_SECONDS, HAS_GPU, require_module, under_simulator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from readalign.kernels.scored_quadrant import INT16_SPAN, MODE_NAMES, fits_int16
-from scored_oracle import NEG, _matrices, dna_scorer, replay, rescore
-from scored_oracle import align as oracle
 
 import readalign
 from readalign.engine.matrices import ALPHABET, MATRICES
+from tests.support.scored_oracle import NEG, _matrices, dna_scorer, replay, rescore
+from tests.support.scored_oracle import align as oracle
 
 SCORINGS = [(1, 4, 6, 1), (2, 3, 5, 2), (1, 1, 0, 1), (1, 4, 0, 2), (3, 1, 2, 1)]
 """(match, mismatch, gap_open, gap_extend): BWA-like, others, and linear gaps."""
@@ -236,7 +236,7 @@ def test_bad_calls_name_the_problem():
 @pytest.mark.slow
 def test_cuda_simulator_equals_cpu():
     """The scored CUDA kernels under numba's simulator give the CPU's results, pair for pair."""
-    out = under_simulator(str(REPO / "tests" / "engine" / "scored_gpu_check.py"), "40", "70")
+    out = under_simulator(str(GPU_CHECKS / "scored_gpu_check.py"), "40", "70")
     assert "identical on CPU and GPU" in out
     assert int(re.search(r"(\d+) pairs took the packed pass", out).group(1)) > 0
 
@@ -244,7 +244,7 @@ def test_cuda_simulator_equals_cpu():
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
 def test_gpu_equals_cpu_on_many_mixed_pairs():
-    check = REPO / "tests" / "engine" / "scored_gpu_check.py"  # a crash prints its Python stack
+    check = GPU_CHECKS / "scored_gpu_check.py"  # a crash prints its Python stack
     out = subprocess.run([sys.executable, "-X", "faulthandler", str(check), "200000", "300"],
                          capture_output=True, text=True, timeout=HANG_SECONDS)
     assert out.returncode == 0, out.stderr[-3000:]

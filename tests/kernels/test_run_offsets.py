@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import pytest
-from conftest import HANG_SECONDS, HAS_GPU, REPO, under_simulator
+from conftest import GPU_CHECKS, HANG_SECONDS, HAS_GPU, under_simulator
 
-CHECK = str(REPO / "tests" / "kernels" / "run_offsets_check.py")
+CHECK = str(GPU_CHECKS / "run_offsets_check.py")
 
 
 def test_run_offsets_and_packing_under_the_simulator():

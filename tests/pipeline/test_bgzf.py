@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks._simulate import simulate
 from readalign.errors import OutputError
 from readalign.pipeline.bgzf import BgzfWriter, compressor, deflate_threads
 from readalign.pipeline.bgzf_isal import BLOCK, EOF_BLOCK, MAX_BLOCK, IsalBgzfWriter, isal_level
 from readalign.pipeline.stage import Options, run
+from tests.support.simulate import simulate
 
 pytest.importorskip("isal")
 

@@ -12,7 +12,6 @@ import numpy as np
 import pysam
 import pytest
 
-from benchmarks._simulate import simulate
 from readalign.engine.packing import Packed
 from readalign.engine.result import AlignResult
 from readalign.io.reads import ReadBatch
@@ -26,6 +25,7 @@ from readalign.pipeline.records import _md_bound, pack_records
 from readalign.pipeline.select import choose
 from readalign.pipeline.stage import Options, run
 from readalign.runtime.stages import Consumer, prefetch
+from tests.support.simulate import simulate
 
 
 def _batch(rng, nreads):
