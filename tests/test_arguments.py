@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from oracle import dp_distance
 
 import readalign
+from tests.support.oracle import dp_distance
 
 
 def _align(first, second, **kw):

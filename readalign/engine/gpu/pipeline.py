@@ -44,8 +44,8 @@ LAG = 2
 """The loop's traceback step waits for chunk i-LAG once chunk i is enqueued. With 1 the GPU ran
 dry between chunks: the host waited for chunk i-1, then spent 2-3 ms on its steps and the next
 chunk's enqueue while chunk i's last kernel ended, and each chunk's copy in came after. With 2
-an API call of 1M pairs ran 1-7 ms faster on an H100 (benchmarks/RESULTS.md, twenty-second
-session)."""
+an API call of 1M pairs ran 1-7 ms faster on an H100 (benchmarks/RESULTS.md, 2026-11-26,
+``baecd99``)."""
 
 
 def slots_for(lag: int) -> int:
