@@ -1,5 +1,5 @@
 """Settings the benchmarks can alternate run by run (``--alternate KNOB=V1,V2,...``): the
-pipeline benchmark's, and the GPU pipeline's for ``benchmarks.api_calls``.
+pipeline benchmark's, and the GPU pipeline's for ``benchmarks.probes.api_calls``.
 
 Host speed differs by up to 2x between machines of the same kind, so a change is
 judged by runs that alternate in one process on one machine. Each knob is a context
@@ -79,19 +79,19 @@ def _switch_interval(value: str) -> Iterator[None]:
 
 
 def _pipeline_lag(value: str) -> contextlib.AbstractContextManager:
-    """How many chunks behind the GPU pipeline's loop waits (``cuda_stream.LAG``), with the
+    """How many chunks behind the GPU pipeline's loop waits (``gpu.pipeline.LAG``), with the
     slots that needs."""
-    from readalign.engine import cuda_stream
+    from readalign.engine.gpu import pipeline
 
     lag = int(value)
-    return _patched(cuda_stream, LAG=lag, SLOTS=cuda_stream.slots_for(lag))
+    return _patched(pipeline, LAG=lag, SLOTS=pipeline.slots_for(lag))
 
 
 def _chunk_mb(value: str) -> contextlib.AbstractContextManager:
-    """Sequence megabytes per GPU pipeline chunk (``cuda_stream.CHUNK_BYTES``)."""
-    from readalign.engine import cuda_stream
+    """Sequence megabytes per GPU pipeline chunk (``gpu.sizing.CHUNK_BYTES``)."""
+    from readalign.engine.gpu import sizing
 
-    return _patched(cuda_stream, CHUNK_BYTES=int(value) << 20)
+    return _patched(sizing, CHUNK_BYTES=int(value) << 20)
 
 
 KNOBS: dict[str, Callable[[str], contextlib.AbstractContextManager]] = {

@@ -48,7 +48,7 @@ def time_packed(reads, windows, infix: bool, k: int, repeats: int = 5) -> dict:
     from readalign.kernels.cuda_packed import packed_kernel
     from readalign.kernels.packed_pairs import pair_up
 
-    from readalign.engine import cuda as engine_cuda
+    from readalign.engine.gpu import edit, sizing
     from readalign.runtime.gpu_memory import DevicePool
 
     q, t = pack_dna(reads), pack_dna(windows)
@@ -63,14 +63,14 @@ def time_packed(reads, windows, infix: bool, k: int, repeats: int = 5) -> dict:
     dist = cuda.device_array(count, np.int32, stream=stream)
     end = cuda.device_array(count, np.int64, stream=stream)
     threads = pair_a.shape[0]
-    blocks = (threads + engine_cuda.THREADS_PER_BLOCK - 1) // engine_cuda.THREADS_PER_BLOCK
+    blocks = sizing.blocks(threads)
 
     job = Job(infix=infix, max_distance=-1, n_code=N_CODE, eqx=False, with_cigar=False, k=k)
     seqs = (dq, dqo, dt, dto, cuda.to_device(order, stream=stream))
     m_max, n_max = int(q.lengths.max()), int(t.lengths.max())
 
     def wide():
-        return engine_cuda.launch_forward(pool, seqs, job, k, count, m_max, n_max)
+        return edit.launch_forward(pool, seqs, job, k, count, m_max, n_max)
 
     outs = wide()
     stream.synchronize()
@@ -85,7 +85,7 @@ def time_packed(reads, windows, infix: bool, k: int, repeats: int = 5) -> dict:
         kernel = packed_kernel(k, dpx)
 
         def packed(kernel=kernel):
-            launch(kernel, blocks, engine_cuda.THREADS_PER_BLOCK, stream, dq, dqo, dt, dto, da,
+            launch(kernel, blocks, sizing.THREADS_PER_BLOCK, stream, dq, dqo, dt, dto, da,
                    db, infix, -1, N_CODE, dist, end)
 
         packed()

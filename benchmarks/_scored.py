@@ -73,8 +73,8 @@ def time_kernels(q, t, mode: int, scoring: Scoring, cigar: bool, k: int = 8,
     from numba import cuda
     from readalign.kernels.cuda import scored_kernels, scored_packed_kernels
 
-    from readalign.engine import cuda_scored
-    from readalign.engine.cuda import device_batches
+    from readalign.engine.gpu import scored as gpu_scored
+    from readalign.engine.gpu.sizing import device_batches
     from readalign.engine.packing import take
     from readalign.runtime.gpu_memory import DevicePool
 
@@ -82,8 +82,9 @@ def time_kernels(q, t, mode: int, scoring: Scoring, cigar: bool, k: int = 8,
               k=k, scores=scoring.scores(mode))
     qp, tp = pack_with(q, scoring.codes), pack_with(t, scoring.codes)
     order = np.lexsort((tp.lengths, qp.lengths))
-    lo, hi, _, _ = device_batches(qp.lengths[order], tp.lengths[order], k, cigar,
-                            lane_bytes=cuda_scored.ScoredSteps.lane_bytes_of(job))[0]
+    lo, hi, _, _ = device_batches(
+        qp.lengths[order], tp.lengths[order],
+        lambda m_max, n_max: gpu_scored.lane_bytes(m_max, n_max, k, cigar, job.scores))[0]
     part = order[lo:hi]
     m, n = qp.lengths[part], tp.lengths[part]
     count = hi - lo
@@ -92,12 +93,12 @@ def time_kernels(q, t, mode: int, scoring: Scoring, cigar: bool, k: int = 8,
     dev = tuple(cuda.to_device(a, stream=pool.stream)
                 for a in (qs.data, qs.offsets, ts.data, ts.offsets, job.scores.sub))
     m_max, n_max = int(m.max()), int(n.max())
-    total = cuda_scored.slot_total(qs.offsets, ts.offsets)
+    total = gpu_scored.slot_total(qs.offsets, ts.offsets)
 
     def run(trace: bool) -> None:
-        fwd = cuda_scored.launch_forward(pool, dev, job, k, count, m_max, n_max)
+        fwd = gpu_scored.launch_forward(pool, dev, job, k, count, m_max, n_max)
         if trace:
-            cuda_scored.launch_traceback(pool, dev, job, k, fwd, total)
+            gpu_scored.launch_traceback(pool, dev, job, k, fwd, total)
 
     run(trace)
     pool.stream.synchronize()
@@ -110,7 +111,7 @@ def time_kernels(q, t, mode: int, scoring: Scoring, cigar: bool, k: int = 8,
         e1.synchronize()
         times.append(cuda.event_elapsed_time(e0, e1) / 1e3)
     score_k, store_k, tb_k = scored_kernels(k)
-    if cuda_scored.packs(job.scores, m_max, n_max):
+    if gpu_scored.packs(job.scores, m_max, n_max):
         score_k, store_k = scored_packed_kernels(k)
     fwd_k = store_k if cigar else score_k
     report = {"pairs": count, "cells": int((m * n).sum()),

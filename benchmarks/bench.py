@@ -107,37 +107,38 @@ def time_kernels(reads, windows, infix: bool, cigar: bool, k: int = DEFAULT_K, v
     """Kernel-only time (CUDA events) of the engine's own launches, pairs resident on the device.
 
     The first device batch of the length-sorted pairs is uploaded once; the
-    forward and traceback launches of ``readalign.engine.cuda`` are timed
+    forward and traceback launches of ``readalign.engine.gpu.edit`` are timed
     separately (median of ``repeats``).
     """
     from numba import cuda
     from readalign.kernels.cuda import kernels
 
-    from readalign.engine import cuda as engine_cuda
     from readalign.engine.flatseq import cigar_slots
+    from readalign.engine.gpu import edit, sizing
     from readalign.runtime.gpu_memory import DevicePool
 
     job = Job(infix=infix, max_distance=-1, n_code=N_CODE, eqx=False, with_cigar=cigar, k=k)
     q, t = pack_dna(reads), pack_dna(windows)
     idx = length_order(q.lengths, t.lengths)
     m, n = q.lengths[idx], t.lengths[idx]
-    lo, hi, m_max, n_max = engine_cuda.device_batches(m, n, k, cigar)[0]
+    lo, hi, m_max, n_max = sizing.device_batches(
+        m, n, lambda m_max, n_max: edit.lane_bytes(m_max, n_max, k, cigar))[0]
     count = hi - lo
     pool = DevicePool(cuda.stream())
     seqs = tuple(cuda.to_device(a, stream=pool.stream)
                  for a in (q.data, q.offsets, t.data, t.offsets, idx[lo:hi]))
 
     def forward():
-        return engine_cuda.launch_forward(pool, seqs, job, k, count, m_max, n_max, vote)
+        return edit.launch_forward(pool, seqs, job, k, count, m_max, n_max, vote)
 
     outs = forward()
     pool.stream.synchronize()
     out_off = np.empty(count, np.int64)
     total = int(cigar_slots(outs[1].copy_to_host(), out_off))
-    d_off = engine_cuda.upload_slots(pool, out_off)
+    d_off = edit.upload_slots(pool, out_off)
 
     def traceback():
-        engine_cuda.launch_traceback(pool, seqs, job, k, outs, d_off, total, vote)
+        edit.launch_traceback(pool, seqs, job, k, outs, d_off, total, vote)
 
     if cigar:
         traceback()

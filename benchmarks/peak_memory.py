@@ -1,7 +1,7 @@
 """Peak RSS of `readalign align` as a new process, over input sizes and batch sizes.
 
-Simulates reads and candidates with benchmarks._simulate's generator (150 bp reads, 1-3
-candidates each, a 5 Mb random genome), then runs the command once per (batch size,
+Simulates reads and candidates with the tests' generator, tests/support/simulate.py (150 bp
+reads, 1-3 candidates each, a 5 Mb random genome), then runs the command once per (batch size,
 input size) and prints the child's peak resident set size. Memory that is bounded by the
 batch size shows as a flat row; memory that grows with the input, as a rising one.
 
@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 
-from ._simulate import simulate
+from tests.support.simulate import simulate
 
 
 def peak_kib(cmd: list[str], env: dict[str, str]) -> tuple[int, int]:

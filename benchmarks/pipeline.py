@@ -37,10 +37,11 @@ import sys
 import tempfile
 import time
 
+from tests.support.simulate import READ_LEN, simulate
+
 from . import _knobs
 from ._host import device_name, host_line
 from ._provenance import provenance
-from ._simulate import READ_LEN, simulate
 from ._stack_sampler import StackSampler
 from ._standin import ungapped_aligner
 

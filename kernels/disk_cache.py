@@ -56,14 +56,14 @@ def cache_by_source(dispatcher, *factory_args) -> None:
     """Turn on ``dispatcher``'s disk cache, keyed by ``factory_args`` and the kernel sources.
 
     A factory builds its kernel just before the kernel's first call, so a
-    cache without an index file yet means a compile is coming: say so
-    (numba-cuda compiles without the event that announces CPU compiles).
+    cache without an index file yet means a compile is coming: say so, and count
+    its time (numba-cuda compiles without the event that announces CPU compiles).
     """
     dispatcher.enable_caching()
     cache = dispatcher._cache
     cache.__class__ = _keyed(type(cache))
     cache.source_key = (*factory_args, sources_hash())
-    announce_if_cold(cache)
+    announce_if_cold(dispatcher)
 
 
 def named_for(fn, *factory_args):

@@ -1,10 +1,10 @@
-"""``python -m benchmarks.api_calls``, the single-call API timer RESULTS.md's A/Bs cite, runs."""
+"""``python -m benchmarks.probes.api_calls``, the single-call API timer RESULTS.md's A/Bs cite, runs."""
 
 from __future__ import annotations
 
 import re
 
-from benchmarks import api_calls
+from benchmarks.probes import api_calls
 
 
 def test_each_input_form_gets_its_times(capsys):

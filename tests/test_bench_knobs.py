@@ -57,10 +57,10 @@ def test_a_bad_spec_names_the_knobs(spec):
 
 
 def test_gpu_pipeline_knobs_hold_for_the_run():
-    from readalign.engine import cuda_stream
+    from readalign.engine.gpu import pipeline, sizing
 
     def settings() -> tuple[int, int, int]:
-        return cuda_stream.LAG, cuda_stream.SLOTS, cuda_stream.CHUNK_BYTES
+        return pipeline.LAG, pipeline.SLOTS, sizing.CHUNK_BYTES
 
     before = settings()
     with _knobs.KNOBS["pipeline-lag"]("1"), _knobs.KNOBS["chunk-mb"]("32"):

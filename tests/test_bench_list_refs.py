@@ -1,10 +1,10 @@
-"""``python -m benchmarks.list_refs``, the take and drop timer RESULTS.md cites, runs."""
+"""``python -m benchmarks.probes.list_refs``, the take and drop timer RESULTS.md cites, runs."""
 
 from __future__ import annotations
 
 import re
 
-from benchmarks import list_refs
+from benchmarks.probes import list_refs
 
 
 def test_both_steps_get_their_times(capsys):

@@ -108,3 +108,21 @@ def test_the_check_sees_a_circle(tmp_path):
     mod = tmp_path / "m.py"
     mod.write_text("def f():\n    from .engine import batching\n")
     assert _imports("readalign.m", mod, {"readalign.engine.batching"}) == {"readalign.engine.batching"}
+
+
+def test_the_list_fast_path_is_entered_through_its_package():
+    """Outside ``engine/pylists`` a module imports the package (its entry point,
+    ``read_in_place``, and the ``StringRows`` it returns), never the modules inside it."""
+    package = "readalign.engine.pylists"
+    wrong = [f"{name} -> {dep}" for name, deps in _graph().items()
+             if not name.startswith(package) for dep in deps if dep.startswith(package + ".")]
+    assert not wrong, "imports past the list fast path's entry point:\n" + "\n".join(sorted(wrong))
+
+
+def test_the_gpu_pipeline_knows_no_kernel():
+    """``engine/gpu/pipeline.py`` runs the steps object it is handed: it imports no kernel
+    module and neither kind of steps (the batching layer picks them)."""
+    steps = {"readalign.engine.gpu.edit", "readalign.engine.gpu.scored"}
+    wrong = sorted(dep for dep in _graph()["readalign.engine.gpu.pipeline"]
+                   if dep in steps or dep.startswith("readalign.kernels"))
+    assert not wrong, wrong

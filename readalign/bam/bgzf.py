@@ -19,7 +19,7 @@ import numpy as np
 from ..runtime.outfiles import probe_write_error
 from . import bgzf_isal
 from .bgzf_isal import IsalBgzfWriter
-from .defaults import WRITERS
+from .defaults import WRITERS, isal_threads
 
 HTS_FEATURE_LIBDEFLATE = 1 << 20
 """htslib's ``hts_features()`` bit for a build that deflates with libdeflate."""
@@ -67,22 +67,19 @@ def compressor(writer: str = "auto") -> str:
     return "isal"
 
 
-ISAL_SHARE = 4
-"""ISA-L's writer compresses on a quarter of a run's threads (at least 2, at most all)."""
-
-
 def deflate_threads(threads: int, writer: str = "auto") -> int:
     """Threads that compress the BAM while a run of ``threads`` threads aligns.
 
     htslib's writer (C threads; zlib is about ten times slower than ISA-L) keeps all
-    of them. ISA-L's pool gets :data:`ISAL_SHARE`: its threads are Python threads
+    of them. ISA-L's pool gets :func:`~readalign.bam.defaults.isal_threads` (a
+    :data:`~readalign.bam.defaults.ISAL_SHARE`-th): its threads are Python threads
     that wake for every task, and 16 of them slowed the stages they shared the cores
     with: on the H100 host, 2M reads, runs alternating in one process, 4 threads
     1.57-1.67M reads/s against 1.48-1.51M with 16 (benchmarks/RESULTS.md).
     """
     if compressor(writer) != "isal":
         return threads
-    return min(threads, max(2, threads // ISAL_SHARE))
+    return isal_threads(threads)
 
 
 def open_writer(fd: int, name: str, threads: int, level: int | None,

@@ -24,3 +24,11 @@ with htslib's zlib deflating, the whole stage runs about 1.5x faster
 WRITERS = ("auto", "isal", "htslib")
 """What compresses the BAM (``--bgzf-writer``): ``auto`` is ISA-L's writer where the ``isal``
 package imports, else htslib's (:func:`readalign.bam.bgzf.compressor`)."""
+ISAL_SHARE = 4
+"""ISA-L's writer compresses on a quarter of a run's threads (at least 2, at most all)."""
+
+
+def isal_threads(threads: int) -> int:
+    """Threads of ISA-L's BGZF writer in a run of ``threads`` threads: :data:`ISAL_SHARE` of
+    them, at least 2 and at most all (``--bgzf-writer``'s help states it from here)."""
+    return min(threads, max(2, threads // ISAL_SHARE))

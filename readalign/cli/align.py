@@ -31,7 +31,9 @@ from ..bam.defaults import (
     DEFAULT_BATCH,
     DEFAULT_COMPRESSION,
     DEFAULT_PAD,
+    ISAL_SHARE,
     WRITERS,
+    isal_threads,
 )
 from ..bam.formats import DEFAULT as DEFAULT_FORMAT
 from ..bam.formats import EXTENSIONS, FORMATS
@@ -111,9 +113,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "for a BAM that goes on to a sort or merge; 6 is samtools' default: about "
                         "7%% smaller, 2x the CPU); 0 stores uncompressed BGZF blocks")
     p.add_argument("--bgzf-writer", choices=WRITERS, default=WRITERS[0],
-                   help="what compresses the BAM: readalign's ISA-L writer on every thread "
-                        "(about 10x faster than zlib), or htslib's own (zlib in PyPI's pysam, "
-                        "libdeflate in bioconda's); auto: isal when the isal package is installed")
+                   help="what compresses the BAM: readalign's ISA-L writer (about 10x faster "
+                        f"than zlib) on 1/{ISAL_SHARE} of --threads, at least 2 (here, with "
+                        f"--threads unset, {isal_threads(usable_cpus())} of {usable_cpus()}), or "
+                        "htslib's own on "
+                        "every thread (zlib in PyPI's pysam, libdeflate in bioconda's); auto: "
+                        "isal when the isal package is installed")
     p.add_argument("--backend", choices=BACKENDS, default="auto", help="where the kernel runs")
     p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH,
                    help="reads per batch; peak memory grows with it, not with the input (about "

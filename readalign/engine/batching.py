@@ -8,6 +8,7 @@ returns a :class:`BatchResult` in batch order; results leave in input order.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -19,10 +20,11 @@ from ..kernels.words import pairwise_long
 from ..runtime import backends, host_copy
 from ..runtime.timing import stage
 from . import cpu, flatseq
+from .gpu.sizing import HOST_BATCH_CELLS
 from .job import BatchResult, Job, check_counts
 from .order import budget_bounds, counting_order, is_range, is_sorted_pairs, partition_long, scatter_results
-from .packing import Packed
-from .pyobjects import StringRows
+from .packing import AnyPacked, Packed
+from .pylists import StringRows
 from .result import AlignResult
 
 log = logging.getLogger("readalign")
@@ -42,9 +44,9 @@ MID_PAIR = 128
 """Length classes of :func:`auto_k`, by the batch's longest read or window."""
 SCORED_K = 8
 """Quadrant size of scored alignment on the CPU (on the GPU :func:`auto_k` picks it)."""
-BATCH_CELLS = {"cpu": 1 << 31, "cuda": 1 << 37}
+BATCH_CELLS = {"cpu": 1 << 31, "cuda": HOST_BATCH_CELLS}
 """DP cells per host batch: bounds host memory for CIGAR slots (CPU); the GPU backend
-cuts its host batch into device batches that fit device memory."""
+cuts its host batch into device batches that fit device memory (:mod:`.gpu.sizing`)."""
 
 
 COUNTING_SORT_KEYS = 1 << 24
@@ -185,16 +187,19 @@ def _place_ops(pieces: list, n_ops: np.ndarray, offsets: np.ndarray, npairs: int
     return ops
 
 
-def _runner(name: str, job: Job):
-    if name == "cuda" and job.scores is not None:  # numba-cuda only when the GPU is used
-        from . import cuda_scored
+def _on_gpu(q: AnyPacked, t: AnyPacked, idx: np.ndarray, job: Job, k: int,
+            threads: int | None = None,
+            done_reading: Callable[[], None] | None = None) -> BatchResult:
+    """The GPU backend: the job's kernels' steps (edit or scored) handed to the one pipeline
+    over CUDA streams (:func:`.gpu.pipeline.run_pipeline`); results in ``idx`` order."""
+    from .gpu import pipeline  # numba-cuda only when the GPU is used
 
-        return cuda_scored.align_batch
-    if name == "cuda":
-        from . import cuda_stream
-
-        return cuda_stream.align_batch
-    return cpu.align_batch
+    if job.scores is not None:
+        from .gpu.scored import ScoredSteps as steps_type
+    else:
+        from .gpu.edit import EditSteps as steps_type
+    return pipeline.run_pipeline(q, t, idx, steps_type(job, k, idx.shape[0]), done_reading,
+                                 threads)
 
 
 def _bit_parallel(job: Job) -> bool:
@@ -242,7 +247,8 @@ def _plan_batches(groups, m: np.ndarray, n: np.ndarray, every: Bounds, job: Job)
     for group, k, where, is_long in groups:
         if group.shape[0] == 0:
             continue
-        run = _long_distances if is_long and _bit_parallel(job) else _runner(where, job)
+        run = (_long_distances if is_long and _bit_parallel(job)
+               else _on_gpu if where == "cuda" else cpu.align_batch)
         bounds = _batch_bounds(group, m, n, every, BATCH_CELLS[where])
         plan.extend((run, group[lo:hi], k, where) for lo, hi in zip(bounds[:-1], bounds[1:]))
     return plan

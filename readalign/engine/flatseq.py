@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..runtime.host_copy import copy_run
-from .rawmemory import prefetch_span
+from ..runtime.prefetch import prefetch_span
 
 STAGE_AHEAD = 8
 """Sequences ahead whose letters a staging loop asks the cache for while it copies the current

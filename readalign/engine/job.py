@@ -81,19 +81,3 @@ def check_counts(q, t) -> None:
     """Both sides of a pairwise call must hold the same number of sequences."""
     if len(q) != len(t):
         raise ValueError(f"got {len(q)} reads/queries but {len(t)} windows/targets: counts must match")
-
-
-def check_max_distance(max_distance: object) -> int:
-    if max_distance is None:
-        return -1
-    if isinstance(max_distance, bool) or not isinstance(max_distance, (int, np.integer)):
-        raise TypeError(f"max_distance must be None or a non-negative int; got {max_distance!r}")
-    if max_distance < 0:
-        raise ValueError(f"max_distance must be None or a non-negative int; got {max_distance}")
-    return int(max_distance)
-
-
-def check_k(k: object) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= 64:
-        raise ValueError(f"k (quadrant size) must be an int between 2 and 64; got {k!r}")
-    return int(k)

@@ -13,8 +13,9 @@ from functools import cached_property
 
 import numpy as np
 
+from ..runtime.arguments import sequence_list
 from . import flatseq
-from .pyobjects import StringRows, read_strings
+from .pylists import StringRows, read_in_place
 
 N_CODE = 4
 """DNA code of N (and of every non-ACGT symbol); it never matches."""
@@ -64,25 +65,11 @@ def take(p: Packed, idx: np.ndarray) -> Packed:
     return Packed(data, offsets)
 
 
-def _as_list(seqs: object, what: str) -> Sequence:
-    if isinstance(seqs, (str, bytes)):
-        raise TypeError(f"{what}: expected a sequence of strings, got a single {type(seqs).__name__}")
-    if isinstance(seqs, np.ndarray):
-        if seqs.ndim != 1:
-            raise TypeError(f"{what}: expected a 1-D array of strings, got shape {seqs.shape}")
-        if seqs.dtype.kind not in "SUO":
-            raise TypeError(f"{what}: expected an array of str or bytes, got dtype {seqs.dtype}")
-        return seqs.tolist()
-    try:
-        return seqs if isinstance(seqs, Sequence) else list(seqs)
-    except TypeError:
-        raise TypeError(f"{what}: expected a sequence of strings, got {type(seqs).__name__}") from None
-
-
 def _bad_element(seqs: Sequence, kind: type | None, what: str) -> TypeError:
     """The error naming the first element that is not of ``kind`` (the slow path, on failure only)."""
+    accepted = (bytes, bytearray) if kind is bytes else kind
     for i, s in enumerate(seqs):
-        if kind is None or not isinstance(s, kind):
+        if kind is None or not isinstance(s, accepted):
             return TypeError(
                 f"{what}[{i}]: expected {'str or bytes' if kind is None else kind.__name__}, "
                 f"got {type(s).__name__} (all elements must be str, or all bytes)")
@@ -190,7 +177,7 @@ def pack_dna(seqs: object, what: str = "sequences", lazy: bool = False) -> AnyPa
     """Pack DNA: case-folded, A/C/G/T to 0..3, anything else to N (4).
 
     ``lazy``: a fixed-width ``S``/``U`` array comes back as a :class:`GridPacked`, a list
-    of ASCII ``str`` or of ``bytes`` as a :class:`~readalign.engine.pyobjects.StringRows`.
+    of ASCII ``str`` or of ``bytes`` as a :class:`~readalign.engine.pylists.StringRows`.
     """
     return pack_with(seqs, DNA_CODES, what, lazy)
 
@@ -200,10 +187,10 @@ def pack_with(seqs: object, table: np.ndarray, what: str = "sequences",
     """Pack letters through ``table`` (byte to code; str as Latin-1, anything else as ``?``)."""
     if _is_fixed_width(seqs):
         return GridPacked(seqs, table) if lazy else _fixed_width(seqs, table)
-    rows = read_strings(seqs, table)
+    rows = read_in_place(seqs, table)
     if rows is not None:
         return rows if lazy else Packed(rows.data, rows.offsets)
-    raw, kind, offsets = _joined(_as_list(seqs, what), what)
+    raw, kind, offsets = _joined(sequence_list(seqs, what), what)
     if kind is str:
         raw = raw.encode("latin-1", errors="replace")
     flat = flatseq.translate(np.frombuffer(raw, dtype=np.uint8), table)
@@ -233,20 +220,10 @@ def check_alphabet(p: AnyPacked, invalid: int, what: str, alphabet: str) -> None
                          f"({alphabet})")
 
 
-def _text_kind(p: AnyPacked) -> str:
-    """``"str"`` or ``"bytes"``: what packed text was made from."""
-    if isinstance(p, StringRows):
-        return p.kind.__name__
-    return "str" if p.code_dtype == np.uint32 else "bytes"
-
-
-def match_kinds(a: AnyPacked, b: AnyPacked, a_name: str, b_name: str) -> None:
-    """Give two text lists compared with each other one code width: both must be str or both
-    bytes (TypeError otherwise), and ASCII ``str`` read in place (bytes) is widened to code
-    points when the other side holds wider ones."""
-    if len(a) and len(b) and _text_kind(a) != _text_kind(b):
-        raise TypeError(f"{a_name} are {_text_kind(a)} but {b_name} are {_text_kind(b)}: "
-                        "compare str with str or bytes with bytes")
+def match_widths(a: AnyPacked, b: AnyPacked) -> None:
+    """Give two text lists compared with each other one code width: ASCII ``str`` read in
+    place (bytes) is widened to code points when the other side holds wider ones. Both hold
+    the same kind, str or bytes (:func:`readalign.runtime.arguments.check_arguments`)."""
     for narrow, other in ((a, b), (b, a)):
         if isinstance(narrow, StringRows) and other.code_dtype.itemsize > narrow.code_dtype.itemsize:
             narrow.wide = True
@@ -256,18 +233,18 @@ def pack_text(seqs: object, what: str = "strings", lazy: bool = False) -> AnyPac
     """Pack text: str by Unicode code point (uint32), bytes by byte (uint8).
 
     ``lazy``: as for :func:`pack_dna`; a list of ASCII ``str`` then comes back as bytes
-    (:class:`~readalign.engine.pyobjects.StringRows`), widened by :func:`match_kinds`
+    (:class:`~readalign.engine.pylists.StringRows`), widened by :func:`match_widths`
     when the other side needs code points.
     """
     if _is_fixed_width(seqs):
         return GridPacked(seqs, None) if lazy else _fixed_width(seqs, None)
-    rows = read_strings(seqs, None)
+    rows = read_in_place(seqs, None)
     if rows is not None:
         if lazy:
             return rows
         rows.wide = rows.kind is str  # packed text keeps str as code points
         return Packed(rows.data, rows.offsets)
-    raw, kind, offsets = _joined(_as_list(seqs, what), what)
+    raw, kind, offsets = _joined(sequence_list(seqs, what), what)
     if kind is str:
         flat = np.frombuffer(raw.encode("utf-32-le", errors="surrogatepass"), dtype=np.uint32)
     else:

@@ -75,16 +75,85 @@ def _user_matrix(matrix: object, alphabet: object) -> tuple[np.ndarray, str]:
 
 
 class Scoring:
-    """Scores for :func:`readalign.align`: DNA match/mismatch or a protein matrix, affine gaps.
+    """How :func:`readalign.align` scores: DNA match/mismatch or a protein matrix, affine gaps.
 
-    ``Scoring(match=1, mismatch=4, gap_open=6, gap_extend=1)`` scores DNA;
-    ``Scoring(matrix="BLOSUM62", gap_open=10, gap_extend=1)`` protein (BLOSUM45,
-    BLOSUM50, BLOSUM62, BLOSUM80, PAM250, or a square symmetric matrix with its
-    ``alphabet``). Penalties are positive; a gap of length L costs
-    ``gap_open + L * gap_extend``. ``clip_penalty`` (local mode only, BWA's ``-L``)
-    is charged once for each read end that the alignment leaves unaligned (soft
-    clipped): a read is clipped only where that scores better by more than the
-    penalty, and ``score`` is the aligned part's score minus the penalties.
+    Parameters
+    ----------
+    match : int
+        DNA: the score of two equal bases (A, C, G, T), 0-1000.
+    mismatch : int
+        DNA: the penalty of two different bases, or of N against anything (N included),
+        0-1000; scored as ``-mismatch``.
+    gap_open : int
+        The penalty for opening a gap, 0-1000: a gap of length L costs
+        ``gap_open + L * gap_extend`` (the BWA and minimap2 convention; parasail's open
+        penalty is ``gap_open + gap_extend``). ``gap_open=0`` gives linear gaps.
+    gap_extend : int
+        The penalty for each gap base, 0-1000; ``gap_open + gap_extend`` must be above 0.
+    matrix : str or array-like or mapping, optional
+        Protein (or any alphabet): a name (``"BLOSUM45"``, ``"BLOSUM50"``, ``"BLOSUM62"``,
+        ``"BLOSUM80"``, ``"PAM250"``: the NCBI tables over ``ARNDCQEGHILKMFPSTWYVBZX*``), a
+        square symmetric 2-D array of whole numbers within ±1000, or a mapping
+        ``{("A", "B"): score}`` (one of each symmetric pair suffices). ``match`` and
+        ``mismatch`` are then ignored.
+    alphabet : str, optional
+        The letters of a user ``matrix``'s rows and columns, in order (at most 64).
+    clip_penalty : int
+        Local mode only (BWA's ``-L``): charged once for each read end left unaligned (soft
+        clipped), 0-1000.
+
+    Attributes
+    ----------
+    gap_open, gap_extend, clip_penalty : int
+        As given.
+    match, mismatch : int or None
+        As given for DNA; None with a ``matrix``.
+    matrix : numpy.ndarray
+        The substitution scores (int32, read-only), rows and columns in ``alphabet`` order;
+        for DNA over ``ACGTN``.
+    alphabet : str
+        The letters the scores are over (``"ACGTN"`` for DNA).
+    name : str
+        ``"dna"``, the matrix's name, or ``"user"``.
+
+    Raises
+    ------
+    ValueError
+        A penalty or score that is not a whole number, or is negative or above 1000; free
+        gaps (``gap_open + gap_extend == 0``); an unknown matrix name; a user matrix that is
+        not square, not symmetric, of another size than ``alphabet``, or without its
+        ``alphabet``; a repeated letter in ``alphabet``.
+
+    See Also
+    --------
+    align : takes it as ``scoring=``.
+
+    Notes
+    -----
+    Penalties are positive numbers. DNA is upper-cased and every letter but A, C, G, T is
+    N. With a matrix, letters are upper-cased and must be in its alphabet: any other letter
+    makes :func:`readalign.align` raise a ValueError naming the sequence and the position
+    (nothing is turned into ``X`` silently). Local mode needs some pair to score above 0.
+    With ``clip_penalty`` a read end is clipped only where that scores better by more than
+    the penalty, and the score is the aligned part's minus the penalties. Scorings compare
+    equal when their letters, scores and penalties do, and can be dictionary keys.
+
+    Examples
+    --------
+    >>> import readalign
+    >>> s = readalign.Scoring(match=1, mismatch=4, gap_open=6, gap_extend=1)
+    >>> s
+    Scoring(match=1, mismatch=4, gap_open=6, gap_extend=1)
+    >>> res = readalign.align(["ACGTTGCATGCAGGGGGGGGGG"], ["TTACGTTGCATGCATT"], mode="local",
+    ...                       scoring=s)
+    >>> res.score.tolist(), res.cigar(0)
+    ([12], '12M10S')
+    >>> p = readalign.Scoring(matrix="BLOSUM62", gap_open=10, gap_extend=1)
+    >>> readalign.align(["HEAGAWGHEE"], ["PAWHEAE"], mode="local", scoring=p).score.tolist()
+    [17]
+    >>> u = readalign.Scoring(matrix=[[2, -1], [-1, 2]], alphabet="XY", gap_open=2, gap_extend=1)
+    >>> readalign.align(["XYXY"], ["XYYXY"], mode="global", scoring=u).score.tolist()
+    [5]
     """
 
     def __init__(self, match: int = 1, mismatch: int = 4, gap_open: int = 6, gap_extend: int = 1,

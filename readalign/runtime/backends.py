@@ -65,10 +65,16 @@ def _probe_cuda() -> tuple[bool, str]:
         return False, f"CUDA unusable ({type(exc).__name__}: {exc})"
 
 
+def check_backend(name: object) -> str:
+    """``name`` if it is one of :data:`BACKENDS`, else a ValueError naming ``backend``."""
+    if not isinstance(name, str) or name not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {name!r}")
+    return name
+
+
 def resolve(name: str) -> str:
     """Map a backend request to ``"cpu"`` or ``"cuda"``, logging the choice and reason."""
-    if name not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}; got {name!r}")
+    check_backend(name)
     if name == "cpu":
         log.info("backend: cpu (requested)")
         return "cpu"

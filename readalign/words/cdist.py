@@ -17,9 +17,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..engine.job import check_max_distance
-from ..engine.packing import Packed, match_kinds, pack_text
+from ..engine.packing import Packed, match_widths, pack_text
 from ..runtime import backends
+from ..runtime.arguments import Sequences, check_arguments
 from . import cpu_blocks
 from .codes import WordCodes
 
@@ -30,7 +30,28 @@ BLOCK_CELLS = 1 << 25
 
 
 class SparseDistances(NamedTuple):
-    """Pairs within the cut-off: ``queries[i[k]]`` vs ``choices[j[k]]`` is ``distance[k]``."""
+    """The pairs within a cut-off, from :func:`cdist` with ``sparse=True``.
+
+    Pair ``k`` is ``queries[i[k]]`` against ``choices[j[k]]`` at ``distance[k]``, sorted by
+    ``(i, j)``. A named tuple: it unpacks as ``i, j, distance = result``.
+
+    Attributes
+    ----------
+    i : numpy.ndarray
+        The query index of each pair (int64).
+    j : numpy.ndarray
+        The choice index of each pair (int64).
+    distance : numpy.ndarray
+        The distance of each pair, at most the cut-off (the dtype :func:`cdist` chose or was
+        given).
+
+    Examples
+    --------
+    >>> import readalign
+    >>> i, j, d = readalign.cdist(["kitten", "sitting", "mitten"], max_distance=1, sparse=True)
+    >>> i.tolist(), j.tolist(), d.tolist()
+    ([0], [2], [1])
+    """
 
     i: np.ndarray
     j: np.ndarray
@@ -46,15 +67,16 @@ def _recode(data: np.ndarray) -> tuple[np.ndarray, int]:
     return inverse.astype(np.int32).reshape(-1), int(uniq.shape[0])
 
 
-def prepare(queries, choices=None) -> WordCodes:
-    """Pack both lists (str by code point, bytes by byte) into shared int32 codes."""
+def prepare(queries: Sequences, choices: Sequences | None = None) -> WordCodes:
+    """Pack both lists (str by code point, bytes by byte; both checked, of one kind, by
+    :func:`readalign.runtime.arguments.check_arguments`) into shared int32 codes."""
     q = pack_text(queries, "queries")
     if choices is None:
         codes, alphabet = _recode(q.data)
         packed = Packed(codes, q.offsets)
         return WordCodes(packed, packed, alphabet, _maxlen(q), True)
     c = pack_text(choices, "choices")
-    match_kinds(q, c, "queries", "choices")
+    match_widths(q, c)
     split = q.data.shape[0]
     codes, alphabet = _recode(np.concatenate((q.data, c.data)))
     return WordCodes(Packed(codes[:split], q.offsets), Packed(codes[split:], c.offsets),
@@ -114,38 +136,84 @@ def _sparse(codes: WordCodes, block, max_distance: int, dt, threads) -> SparseDi
     return SparseDistances(*(np.concatenate([p[k] for p in parts]) for k in range(3)))
 
 
-def cdist(queries, choices=None, max_distance: int | None = None, backend: str = "auto", *,
-          sparse: bool = False, dtype=None, threads: int | None = None):
+def cdist(queries: Sequences, choices: Sequences | None = None, max_distance: int | None = None,
+          backend: str = "auto", *, sparse: bool = False, dtype=None,
+          threads: int | None = None) -> np.ndarray | SparseDistances:
     """Levenshtein distance of every query against every choice.
 
-    ``queries`` and ``choices`` are lists (or 1-D arrays) of ``str``, compared
-    by Unicode code point, or of ``bytes``, compared by byte; no case folding.
-    ``choices=None`` compares ``queries`` with itself (dense results are then
-    computed as one triangle and mirrored, as when ``choices is queries``).
+    Any text: strings compare by Unicode code point, bytes by byte value, with no case
+    folding. Rows are computed in blocks; with ``sparse=True`` the dense matrix never
+    exists.
 
-    Dense (default): a ``(len(queries), len(choices))`` matrix of ``dtype``
-    (uint8 when every value fits, else int32). With ``max_distance``,
-    values above it are reported as ``max_distance + 1`` (like rapidfuzz's
-    ``score_cutoff``), and pairs are abandoned early.
+    Parameters
+    ----------
+    queries : list, tuple or 1-D array of str or bytes
+        The rows (any other iterable is read into a list first).
+    choices : list, tuple or 1-D array of str or bytes, optional
+        The columns, of the same kind (``str`` or ``bytes``) as ``queries``. None compares
+        ``queries`` with itself (a dense result is computed as one triangle and mirrored, as
+        when ``choices is queries``).
+    max_distance : int, optional
+        The cut-off: pairs past it are abandoned early. In a dense result their cells hold
+        ``max_distance + 1`` (as RapidFuzz's ``score_cutoff``). None: no cut-off.
+    backend : {"auto", "cpu", "cuda"}
+        Where the distances are computed (``"auto"``: the GPU when there is one).
+    sparse : bool
+        Return the pairs within ``max_distance`` (which it needs) instead of the matrix.
+    dtype : numpy integer dtype, optional
+        The type of the distances. None: uint8 when every value fits, else int32.
+    threads : int, optional
+        CPU threads, at least 1 (None: numba's, every core).
 
-    ``sparse=True`` (needs ``max_distance``) returns :class:`SparseDistances`
-    ``(i, j, distance)`` of the pairs within the cut-off, sorted by (i, j),
-    computed block by block so the dense matrix never exists. For
-    ``choices=None`` it lists each unordered pair once, ``i < j`` (no
-    diagonal).
+    Returns
+    -------
+    numpy.ndarray or SparseDistances
+        Dense: a ``(len(queries), len(choices))`` matrix. Sparse: the pairs ``(i, j,
+        distance)`` within the cut-off, sorted by ``(i, j)``; with ``choices=None`` each
+        unordered pair once, ``i < j`` (no diagonal).
 
-    ``backend`` is ``"auto"``, ``"cpu"`` or ``"cuda"``; ``threads`` caps CPU
-    threads. For pairs ``(a[k], b[k])`` use :func:`readalign.edit_distance`.
+    Raises
+    ------
+    TypeError
+        An argument of the wrong type, named (``queries``, ``choices``, ``threads``, ...); a
+        bad element named with its index (``queries[3]: expected str, got NoneType``); ``str``
+        on one side and ``bytes`` on the other; a ``dtype`` that is not an integer type.
+    ValueError
+        ``max_distance`` below 0; ``sparse=True`` without ``max_distance``; ``threads`` below
+        1; an unknown ``backend``; a ``dtype`` too narrow for the distances.
+    BackendUnavailableError
+        ``backend="cuda"`` where no CUDA GPU can run the kernels.
+
+    See Also
+    --------
+    edit_distance : the distance of ``a[i]`` and ``b[i]``, pair by pair.
+
+    Notes
+    -----
+    Each row runs Myers' bit-parallel algorithm (one 64-bit word per query of up to 64
+    symbols, blocks of words beyond); large alphabets are renumbered densely. The results
+    are exact on every backend.
+
+    Examples
+    --------
+    >>> import readalign
+    >>> readalign.cdist(["kitten", "flaw"], ["sitting", "lawn", "flaws"]).tolist()
+    [[3, 5, 6], [7, 2, 1]]
+    >>> readalign.cdist(["kitten", "sitting"]).tolist()
+    [[0, 3], [3, 0]]
+    >>> readalign.cdist(["kitten"], ["sitting", "kitchen"], max_distance=2).tolist()
+    [[3, 2]]
     """
-    md = check_max_distance(max_distance)
+    args = check_arguments(("queries", queries), ("choices", choices), paired=False,
+                           max_distance=max_distance, threads=threads, backend=backend)
+    md = args.max_distance
     if sparse and md < 0:
         raise ValueError("sparse=True needs max_distance: the pairs within it are returned")
-    if choices is queries and not sparse:
-        choices = None  # the same matrix, computed as one triangle
-    codes = prepare(queries, choices)
+    same = choices is queries and not sparse  # the same matrix, computed as one triangle
+    codes = prepare(args.first, None if same else args.second)
     dt = result_dtype(codes.maxlen, md, dtype)
-    name = backends.resolve(backend)
+    name = backends.resolve(args.backend)
     block = block_function(name)
     if sparse:
-        return _sparse(codes, block, md, dt, threads)
-    return _dense(codes, block, name == "cpu", md, dt, threads)
+        return _sparse(codes, block, md, dt, args.threads)
+    return _dense(codes, block, name == "cpu", md, dt, args.threads)

@@ -14,12 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks._simulate import simulate
 from readalign.bam.bgzf import BgzfWriter, compressor, deflate_threads
 from readalign.bam.bgzf_isal import BLOCK, EOF_BLOCK, MAX_BLOCK, IsalBgzfWriter, isal_level
 from readalign.bam.options import Options
 from readalign.bam.run import run
 from readalign.errors import OutputError
+from tests.support.simulate import simulate
 
 pytest.importorskip("isal")
 

@@ -184,7 +184,7 @@ def test_cli_scoring_reaches_the_header_and_the_summary(tmp_path, capsys):
 @pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
 def test_gpu_and_cpu_write_the_same_bam_bytes(tmp_path):
     """Both presets: the GPU's BAM equals the CPU's byte for byte (with the same @PG)."""
-    from benchmarks._simulate import simulate
+    from tests.support.simulate import simulate
 
     fa, reads, cands, _n = simulate(str(tmp_path), 20_000, 2_000_000, seed=4)
     for preset in ("sr", "edit"):
@@ -225,8 +225,8 @@ def test_the_benchmarks_kernel_stand_in_serves_both_presets(tmp_path, preset):
     """``benchmarks.pipeline --skip-align`` times every stage but the kernel: its stand-in
     places each read ungapped at the pad and must give what assembly needs for either preset
     (the scored preset needs scores and read spans)."""
-    from benchmarks._simulate import simulate
     from benchmarks._standin import ungapped_aligner
+    from tests.support.simulate import simulate
 
     fa, reads, cands, _n = simulate(str(tmp_path), 2_000, 200_000, seed=5)
     out = tmp_path / f"{preset}.bam"

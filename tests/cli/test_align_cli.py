@@ -23,6 +23,8 @@ from readalign.bam.run import run
 from readalign.cli import main
 from readalign.errors import InputError
 
+pytestmark = pytest.mark.slow  # end to end with samtools, minimap2 and Picard
+
 LAMBDA = "/usr/share/doc/bowtie2/examples/reference/lambda_virus.fa.gz"
 N_SIM = 1500
 ADAPTER = "AGATCGGAAGAGCACACGTCTGAACTCCAGTCAC"

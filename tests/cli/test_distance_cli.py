@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import logging
 import os
 
 import numpy as np
@@ -77,6 +78,13 @@ def test_stdout(capfdbinary, words_file):
     pairs = {tuple(map(int, line.split("\t"))) for line in lines}
     assert (0, 8, 0) in pairs and (8, 0, 0) in pairs and (2, 2, 0) in pairs
     assert len(pairs) == len(WORDS) + 2
+
+
+def test_stdout_is_called_standard_output_in_the_log(capfdbinary, words_file, caplog):
+    caplog.set_level(logging.INFO, logger="readalign")
+    assert main(["distance", words_file, "-o", "-"]) == 0
+    assert "wrote to standard output in " in caplog.text and "wrote -" not in caplog.text
+    assert capfdbinary.readouterr().out.count(b"\n") == len(WORDS)
 
 
 def test_crlf_bom_and_final_newline(tmp_path):

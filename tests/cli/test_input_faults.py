@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pysam
 import pytest
-from conftest import require_tool
+from conftest import HANG_SECONDS, require_tool
 from test_output_safety import (  # noqa: F401 - the fixtures ex and small
     align_args,
     cli,
@@ -28,7 +28,9 @@ from test_output_safety import (  # noqa: F401 - the fixtures ex and small
     small_fixture,
 )
 
-from benchmarks._simulate import simulate
+from tests.support.simulate import simulate
+
+pytestmark = pytest.mark.slow  # every case runs the command as a new process on the example data
 
 
 def records(path: Path) -> list[pysam.AlignedSegment]:
@@ -92,7 +94,7 @@ def test_reads_and_candidates_from_pipes(small, gz):
     got = run_ok(small, small["dir"] / "b.bam", "--reads", str(reads_fifo), "-c", str(cand_fifo),
                  "--candidates-format", "paf")
     for f in feeders:
-        f.join(timeout=10)
+        f.join(timeout=HANG_SECONDS)
     assert got == expected
 
 
@@ -111,7 +113,7 @@ def test_empty_pipes_with_allow_empty(small):
     got = run_ok(small, small["dir"] / "e.bam", "--reads", str(reads_fifo), "-c", str(cand_fifo),
                  "--candidates-format", "paf", "--allow-empty")
     for f in feeders:
-        f.join(timeout=10)
+        f.join(timeout=HANG_SECONDS)
     assert got == []
 
 
@@ -218,7 +220,7 @@ def test_peak_memory_does_not_grow_with_the_input(tmp_path):
         proc = subprocess.run(["/usr/bin/time", "-v", sys.executable, "-m", "readalign", "align",
                                "-q", "-r", ref, "--reads", reads, "-c", paf, "-o",
                                str(d / "o.bam"), "--batch-size", "2000"],
-                              capture_output=True, text=True, timeout=900)
+                              capture_output=True, text=True, timeout=HANG_SECONDS)
         assert proc.returncode == 0, proc.stderr[-2000:]
         line = next(ln for ln in proc.stderr.splitlines() if "Maximum resident set size" in ln)
         peaks.append(int(line.split(":")[1]))

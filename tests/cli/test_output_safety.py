@@ -25,7 +25,9 @@ from pathlib import Path
 
 import pysam
 import pytest
-from conftest import REPO, require_tool
+from conftest import HANG_SECONDS, REPO, require_tool
+
+pytestmark = pytest.mark.slow  # every case runs the command as a new process on the example data
 
 EXAMPLES = REPO / "examples"
 
@@ -36,7 +38,7 @@ def cli(*args: str, **kw) -> subprocess.CompletedProcess:
     kw.setdefault("capture_output", "stdout" not in kw)
     if "stdout" in kw:
         kw.setdefault("stderr", subprocess.PIPE)
-    return subprocess.run([sys.executable, "-m", "readalign", *args], timeout=300, **kw)
+    return subprocess.run([sys.executable, "-m", "readalign", *args], timeout=HANG_SECONDS, **kw)
 
 
 def digest(path: Path) -> str:
@@ -172,7 +174,7 @@ def test_interrupted_run_keeps_an_earlier_output(ex, sig, status):
         feed.flush()
         time.sleep(3)
         proc.send_signal(sig)
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=HANG_SECONDS)
     assert proc.returncode == status, err
     assert b"Traceback" not in err
     assert digest(out) == bam and digest(Path(str(out) + ".bai")) == bai
@@ -211,7 +213,7 @@ def test_disk_full_on_stdout(ex):
 def test_closed_stdout_is_quiet(ex):
     proc = subprocess.run(f"{sys.executable} -m readalign {' '.join(align_args(ex, '-'))} "
                           "| head -c 100 > /dev/null; exit ${PIPESTATUS[0]}", shell=True,
-                          executable="/bin/bash", capture_output=True, text=True, timeout=300)
+                          executable="/bin/bash", capture_output=True, text=True, timeout=HANG_SECONDS)
     assert proc.returncode in (0, 141), proc.stderr
     assert proc.stderr == ""
 
@@ -299,8 +301,20 @@ def test_threads_default_to_the_cpus_this_process_may_use():
         pytest.skip("no CPU affinity on this platform")
     proc = subprocess.run([sys.executable, "-m", "readalign", "align", "--help"],
                           preexec_fn=lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}),
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=HANG_SECONDS)
     assert "here 1)" in " ".join(proc.stdout.split())
+
+
+def test_bgzf_writer_help_states_the_threads_the_writer_gets():
+    from readalign.pipeline.bgzf import deflate_threads
+    from readalign.runtime.backends import usable_cpus
+
+    proc = subprocess.run([sys.executable, "-m", "readalign", "align", "--help"],
+                          capture_output=True, text=True, timeout=HANG_SECONDS)
+    text = " ".join(proc.stdout.split())
+    cpus = usable_cpus()
+    assert f"here, with --threads unset, {deflate_threads(cpus, 'isal')} of {cpus})" in text, text
+    assert "htslib's own on every thread" in text and "(default: auto)" in text
 
 
 def test_output_that_is_a_stream_is_written_not_replaced(ex):
@@ -311,7 +325,7 @@ def test_output_that_is_a_stream_is_written_not_replaced(ex):
     reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
     reader.start()
     assert cli(*align_args(ex, fifo)).returncode == 0
-    reader.join(timeout=60)
+    reader.join(timeout=HANG_SECONDS)
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     (ex["dir"] / "from_fifo.bam").write_bytes(got[0])
     assert len(_records(str(ex["dir"] / "from_fifo.bam"))) == 2000

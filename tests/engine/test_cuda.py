@@ -6,11 +6,10 @@ import ast
 import enum
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import HAS_GPU, under_simulator
+from conftest import GPU_CHECKS, HANG_SECONDS, HAS_GPU, under_simulator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba.cuda.cudadrv.driver import CudaAPIError
@@ -18,13 +17,14 @@ from numba.cuda.cudadrv.driver import CudaAPIError
 import readalign
 from readalign.runtime.gpu_memory import _out_of_memory, names_out_of_memory
 
-HERE = Path(__file__).parent
 gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
 
 
+@pytest.mark.slow
 def test_kernels_under_cuda_simulator():
     """Small batches whose lanes differ in length and finish at different times."""
-    assert "identical on CPU and GPU" in under_simulator(str(HERE / "gpu_check.py"), "48", "70")
+    assert "identical on CPU and GPU" in under_simulator(str(GPU_CHECKS / "gpu_check.py"), "48",
+                                                          "70")
 
 
 def test_cuda_backend_without_gpu_is_an_error():
@@ -37,7 +37,7 @@ def test_cuda_backend_without_gpu_is_an_error():
 @pytest.mark.gpu
 @gpu
 def test_gpu_matches_cpu_on_a_million_pairs():
-    import gpu_check
+    from tests.gpu import gpu_check
 
     assert gpu_check.compare(125_000, seed=1, max_len=300) == 1_000_000
 
@@ -45,7 +45,7 @@ def test_gpu_matches_cpu_on_a_million_pairs():
 @pytest.mark.gpu
 @gpu
 def test_gpu_long_pairs_and_batches():
-    import gpu_check
+    from tests.gpu import gpu_check
 
     gpu_check.compare(2_000, seed=2, max_len=2_000)
 
@@ -83,7 +83,7 @@ def test_gpu_calls_from_several_threads_at_once():
     """A fresh process, four threads launching the edit and scored kernels for the first time at
     once, each with its own buffers: every result equals the CPU's."""
     out = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _THREADS_CODE],
-                         capture_output=True, text=True, timeout=600)
+                         capture_output=True, text=True, timeout=HANG_SECONDS)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
 
 
@@ -110,7 +110,7 @@ def test_gpu_buffers_are_kept_per_thread_until_freed():
             "assert d.shape[0] >= 7 and list(d.copy_to_host()[:7]) == list(range(7))\n"
             "assert list(a.iota('o', 9).copy_to_host()[:9]) == list(range(9))\n"
             "print('ok')\n")
-    assert under_simulator("-c", code, timeout=120).strip() == "ok"
+    assert under_simulator("-c", code, timeout=HANG_SECONDS).strip() == "ok"
 
 
 def test_a_pool_keeps_one_buffer_per_name_whatever_its_type():
@@ -131,9 +131,10 @@ def test_a_pool_keeps_one_buffer_per_name_whatever_its_type():
             "assert list(a.iota('b', 5).copy_to_host()[:5]) == list(range(5))\n"
             "assert a.nbytes() == grown\n"
             "print('ok')\n")
-    assert under_simulator("-c", code, timeout=120).strip() == "ok"
+    assert under_simulator("-c", code, timeout=HANG_SECONDS).strip() == "ok"
 
 
+@pytest.mark.slow
 def test_a_call_gives_back_the_pools_of_other_kinds_of_call():
     """An edit-distance call after a scored one (and the other way round) keeps only its own
     kind's device pools: the others' buffers would count as free to it without being reused."""
@@ -148,7 +149,7 @@ def test_a_call_gives_back_the_pools_of_other_kinds_of_call():
             "    readalign.align(reads, windows, backend='cuda', **kw)\n"
             "    assert kinds() == {kind} and held_device_bytes() > 0, (kind, kinds())\n"
             "print('ok')\n")
-    assert under_simulator("-c", code, timeout=300).strip() == "ok"
+    assert under_simulator("-c", code, timeout=HANG_SECONDS).strip() == "ok"
 
 
 _FULL_BUDGET_CODE = """
@@ -184,7 +185,7 @@ def test_calls_that_fill_the_budget_one_after_another_fit():
     scored call's int16 and int32 boundaries were once kept side by side, and a million mixed
     pairs ran out of memory on an H100)."""
     out = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _FULL_BUDGET_CODE],
-                         capture_output=True, text=True, timeout=600)
+                         capture_output=True, text=True, timeout=HANG_SECONDS)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
     assert out.stdout.strip().endswith("ok"), out.stdout
 
@@ -193,7 +194,7 @@ def test_calls_that_fill_the_budget_one_after_another_fit():
 @given(count=st.integers(0, 20_000_000), most=st.integers(1 << 14, 1 << 20))
 def test_chunks_are_even_with_no_small_remainder(count, most):
     """For chunk sizes as ``chunk_pairs`` gives them (``MIN_CHUNK..MAX_CHUNK``)."""
-    from readalign.engine.cuda_stream import LAST_SHARE, even_chunks
+    from readalign.engine.gpu.sizing import LAST_SHARE, even_chunks
 
     per = even_chunks(count, most)
     chunks = -(-count // per) if count else 0
@@ -205,7 +206,7 @@ def test_chunks_are_even_with_no_small_remainder(count, most):
 
 def test_a_million_pairs_run_as_five_even_chunks():
     """The case that showed the remainder: five chunks of 199,728 pairs and one of 1,360."""
-    from readalign.engine.cuda_stream import even_chunks
+    from readalign.engine.gpu.sizing import even_chunks
 
     assert even_chunks(1_000_000, 199_728) == 200_000
 
@@ -217,16 +218,16 @@ def test_the_staging_worker_copies_on_the_calls_threads(monkeypatch):
 
     import numba
 
-    from readalign.engine import cuda_stream
+    from readalign.engine.gpu import chunks
 
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("needs numba's pool of 2+")
     seen = []
-    monkeypatch.setattr(cuda_stream, "_fill", lambda sides, idx, lo: seen.append(
+    monkeypatch.setattr(chunks, "_fill", lambda sides, idx, lo: seen.append(
         numba.get_num_threads()))
     with ThreadPoolExecutor(1) as worker:
         for threads in (1, None, 1_000):
-            worker.submit(cuda_stream._fill_on, threads, (), None, 0).result()
+            worker.submit(chunks._fill_on, threads, (), None, 0).result()
     pool = numba.config.NUMBA_NUM_THREADS
     assert seen == [1, pool, pool]
 
@@ -236,7 +237,7 @@ def test_scored_lanes_are_sized_by_the_cells_they_use():
     past int16's span) is sized as such."""
     from readalign.kernels.scored_quadrant import LOCAL, fits_int16
 
-    from readalign.engine.cuda_scored import lane_bytes
+    from readalign.engine.gpu.scored import lane_bytes
     from readalign.engine.job import Scores
 
     small = Scores(LOCAL, np.full(25, 1, np.int32), 5, 6, 1)
@@ -273,7 +274,7 @@ def test_a_gpu_without_free_memory_is_a_one_line_error():
     """Another process holding the GPU's memory: the call says so in one line, not with the
     driver's traceback."""
     out = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _FULL_GPU_CODE],
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True, text=True, timeout=HANG_SECONDS)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip(), "the call raised no GPUMemoryError"
     message = ast.literal_eval(out.stdout.strip())
@@ -324,5 +325,5 @@ def test_small_batches_raise_no_occupancy_warning():
     """Three pairs run as one block of each kernel, the scan of run counts always does: numba's
     low-occupancy warning (an error here) never reaches the caller."""
     out = subprocess.run([sys.executable, "-c", QUIET], capture_output=True, text=True,
-                         timeout=600)
+                         timeout=HANG_SECONDS)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]

@@ -7,15 +7,15 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import HAS_GPU, under_simulator
+from conftest import HANG_SECONDS, HAS_GPU, under_simulator
 
-from readalign.engine.pyobjects import read_strings
+from readalign.engine.pylists import read_in_place
 
 
 def test_released_strings_refuse_to_be_read():
     seqs = ["ACGT" * 10, "GATTACA"]
     before = [sys.getrefcount(s) for s in seqs]
-    rows = read_strings(seqs, None)
+    rows = read_in_place(seqs, None)
     rows.release()
     assert [sys.getrefcount(s) for s in seqs] == before
     with pytest.raises(RuntimeError, match="after release"):
@@ -25,11 +25,11 @@ def test_released_strings_refuse_to_be_read():
 
 CHECK = """
 import numpy as np, readalign
-from readalign.engine import pyobjects
-from tests.engine.gpu_check import mixed_pairs
+from readalign.engine import pylists
+from tests.gpu.gpu_check import mixed_pairs
 released = []
-real = pyobjects.StringRows.release
-pyobjects.StringRows.release = lambda self: (released.append(len(self)), real(self))[0]
+real = pylists.StringRows.release
+pylists.StringRows.release = lambda self: (released.append(len(self)), real(self))[0]
 q, t = mixed_pairs(300, 7, 60)
 q = [x.decode() for x in q]
 t = [x.decode() for x in t]
@@ -46,14 +46,15 @@ print("ok")
 """
 
 
+@pytest.mark.slow
 def test_pipeline_with_early_release_equals_the_cpu():
-    assert under_simulator("-c", CHECK, timeout=600).strip() == "ok"
+    assert under_simulator("-c", CHECK, timeout=HANG_SECONDS).strip() == "ok"
 
 
 THREADED_CODE = """
 import sys
 import numpy as np, readalign
-from readalign.engine import pyrefs
+from readalign.engine.pylists import pyrefs
 rng = np.random.default_rng(3)
 codes = np.frombuffer(b"ACGT", np.uint8)
 reads = [codes[rng.integers(0, 4, 150)].tobytes().decode() for _ in range(600_000)]
@@ -78,5 +79,5 @@ def test_long_lists_held_on_helper_threads_through_the_gpu_keep_their_counts():
     GPU call (some objects held in several places): every count is back afterwards, and the
     results equal the CPU's."""
     out = subprocess.run([sys.executable, "-X", "faulthandler", "-c", THREADED_CODE],
-                         capture_output=True, text=True, timeout=600)
+                         capture_output=True, text=True, timeout=HANG_SECONDS)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]

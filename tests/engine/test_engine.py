@@ -9,9 +9,9 @@ import pytest
 from conftest import require_module
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import dna_norm, dp_distance, replay
 
 import readalign
+from tests.support.oracle import dna_norm, dp_distance, replay
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -161,6 +161,7 @@ def test_max_distance_sentinels():
             assert res.cigar(i) == full.cigar(i)
 
 
+@pytest.mark.slow
 def test_quadrant_size_does_not_change_results():
     reads, windows = random_pairs(5, 2000, 200, "ACGT")
     base = readalign.align(reads, windows)
@@ -184,9 +185,11 @@ def test_ten_kilobase_pair():
 
 def test_numpy_string_arrays_and_threads():
     reads = np.array(["ACGT", "GGGG"])
-    windows = np.array([b"AACGTT", b"CCGGGGCC"])
+    windows = np.array(["AACGTT", "CCGGGGCC"])
     res = readalign.align(reads, windows, threads=1)
     assert list(res.distance) == [0, 0]
+    as_bytes = readalign.align(reads.astype("S"), windows.astype("S"), threads=1)
+    assert list(as_bytes.distance) == [0, 0]
 
 
 @pytest.mark.parametrize(("kwargs", "exc", "text"), [
@@ -283,6 +286,7 @@ def test_block_bit_parallel_distance_matches_plain_dp(a, b):
     assert clipped == (want if want <= limit else limit + 1)
 
 
+@pytest.mark.slow
 def test_long_pairs_distance_only_in_linear_memory():
     """Two 100,000-symbol strings: exact (edlib), bit-parallel, with max_distance and mixed lengths."""
     edlib = require_module("edlib", "test-extra")
@@ -304,7 +308,8 @@ def test_long_pairs_distance_only_in_linear_memory():
 
 def test_lists_read_in_place_pack_as_the_general_path_does(monkeypatch):
     """Lists of ASCII str or of bytes, read from the objects, give what the general path gives."""
-    from readalign.engine import packing, pyobjects
+    from readalign.engine import packing
+    from readalign.engine.pylists import pyobjects
 
     def codes(p):
         return p.data[:-1].tolist(), p.offsets.tolist()

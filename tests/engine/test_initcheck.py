@@ -13,12 +13,9 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-from conftest import HAS_GPU
-
-HERE = Path(__file__).resolve().parent
+from conftest import GPU_CHECKS, HANG_SECONDS, HAS_GPU
 
 
 @pytest.mark.gpu
@@ -29,8 +26,8 @@ def test_initcheck_finds_no_unwritten_device_memory():
         pytest.skip("compute-sanitizer (CUDA toolkit) is not on PATH")
     out = subprocess.run([sanitizer, "--tool", "initcheck", "--print-limit", "10",
                           "--error-exitcode", "9", sys.executable, "-W", "ignore",
-                          str(HERE / "initcheck_run.py")],
-                         capture_output=True, text=True, timeout=900)
+                          str(GPU_CHECKS / "initcheck_run.py")],
+                         capture_output=True, text=True, timeout=HANG_SECONDS)
     assert "initcheck run done" in out.stdout, out.stdout[-3000:] + out.stderr[-3000:]
     assert out.returncode == 0, out.stdout[-5000:]
     assert "ERROR SUMMARY: 0 errors" in out.stdout

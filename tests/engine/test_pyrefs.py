@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from readalign.engine import pyobjects, pyrefs
+from readalign.engine.pylists import pyobjects, pyrefs
 
 
 def _take(seq, parts=None):

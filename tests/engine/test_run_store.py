@@ -1,13 +1,14 @@
-"""CIGAR runs placed chunk by chunk where the call returns them (engine/run_store.py)."""
+"""CIGAR runs placed chunk by chunk where the call returns them (engine/gpu/run_store.py)."""
 
 from __future__ import annotations
 
 import numpy as np
-from conftest import under_simulator
+import pytest
+from conftest import HANG_SECONDS, under_simulator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from readalign.engine.run_store import RunStore
+from readalign.engine.gpu.run_store import RunStore
 
 
 @settings(max_examples=100, deadline=None)
@@ -34,8 +35,8 @@ def test_chunks_of_runs_come_back_end_to_end_with_their_offsets(chunks):
 
 CHUNKS = """
 import numpy as np, readalign
-from readalign.engine import cuda, run_store
-cuda.SIM_BATCH = 16
+from readalign.engine.gpu import run_store, sizing
+sizing.SIM_BATCH = 16
 grown = []
 real = run_store.RunStore.space
 def space(self, hi, total):
@@ -78,8 +79,9 @@ print("ok")
 """
 
 
+@pytest.mark.slow
 def test_runs_of_many_chunks_equal_the_cpu_when_the_store_grows():
     """Under the simulator, eight chunks of 16 pairs (twice the pipeline's slots), in input
     order (whose runs outgrow the first chunk's projection) and sorted by length: the runs,
     offsets and per-pair results equal the CPU backend's."""
-    assert under_simulator("-c", CHUNKS, timeout=600).strip() == "ok"
+    assert under_simulator("-c", CHUNKS, timeout=HANG_SECONDS).strip() == "ok"

@@ -9,15 +9,15 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import HAS_GPU, REPO, require_module, under_simulator
+from conftest import GPU_CHECKS, HANG_SECONDS, HAS_GPU, require_module, under_simulator
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from readalign.kernels.scored_quadrant import INT16_SPAN, MODE_NAMES, fits_int16
-from scored_oracle import NEG, _matrices, dna_scorer, replay, rescore
-from scored_oracle import align as oracle
 
 import readalign
 from readalign.engine.matrices import ALPHABET, MATRICES
+from tests.support.scored_oracle import NEG, _matrices, dna_scorer, replay, rescore
+from tests.support.scored_oracle import align as oracle
 
 SCORINGS = [(1, 4, 6, 1), (2, 3, 5, 2), (1, 1, 0, 1), (1, 4, 0, 2), (3, 1, 2, 1)]
 """(match, mismatch, gap_open, gap_extend): BWA-like, others, and linear gaps."""
@@ -85,6 +85,7 @@ def dna_pairs(draw):
     return q, t
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pairs=st.lists(dna_pairs(), min_size=1, max_size=6), mode=st.sampled_from(MODES),
        params=st.sampled_from(SCORINGS), k=st.sampled_from([4, 8, 16]),
@@ -206,16 +207,17 @@ def _as_form(seqs: list[str], form: str):
        form=st.sampled_from(["str", "bytes", "S"]), data=st.data())
 def test_a_letter_outside_the_matrix_is_named_by_sequence_and_position(seqs, form, data):
     blosum = readalign.Scoring(matrix="BLOSUM62")
-    good = readalign.align(_as_form(seqs, form), seqs, scoring=blosum, backend="cpu")
+    same = _as_form(seqs, form)  # both sides of one kind, str or bytes
+    good = readalign.align(_as_form(seqs, form), same, scoring=blosum, backend="cpu")
     assert good.score.tolist() == readalign.align(seqs, seqs, scoring=blosum,
                                                    backend="cpu").score.tolist()
     i = data.draw(st.integers(0, len(seqs) - 1))
     pos = data.draw(st.integers(0, len(seqs[i])))
     bad = [*seqs[:i], seqs[i][:pos] + "J" + seqs[i][pos:], *seqs[i + 1:]]
     with pytest.raises(ValueError, match=rf"^reads\[{i}\]: position {pos} is not one of"):
-        readalign.align(_as_form(bad, form), seqs, scoring=blosum, backend="cpu")
+        readalign.align(_as_form(bad, form), same, scoring=blosum, backend="cpu")
     with pytest.raises(ValueError, match=rf"^windows\[{i}\]: position {pos} is not one of"):
-        readalign.align(seqs, _as_form(bad, form), scoring=blosum, backend="cpu")
+        readalign.align(same, _as_form(bad, form), scoring=blosum, backend="cpu")
 
 
 def test_bad_calls_name_the_problem():
@@ -231,9 +233,10 @@ def test_bad_calls_name_the_problem():
     assert int(readalign.align(["AB"], ["AB"], mode="global", scoring=user).score[0]) == 5
 
 
+@pytest.mark.slow
 def test_cuda_simulator_equals_cpu():
     """The scored CUDA kernels under numba's simulator give the CPU's results, pair for pair."""
-    out = under_simulator(str(REPO / "tests" / "engine" / "scored_gpu_check.py"), "40", "70")
+    out = under_simulator(str(GPU_CHECKS / "scored_gpu_check.py"), "40", "70")
     assert "identical on CPU and GPU" in out
     assert int(re.search(r"(\d+) pairs took the packed pass", out).group(1)) > 0
 
@@ -241,9 +244,9 @@ def test_cuda_simulator_equals_cpu():
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
 def test_gpu_equals_cpu_on_many_mixed_pairs():
-    check = REPO / "tests" / "engine" / "scored_gpu_check.py"  # a crash prints its Python stack
+    check = GPU_CHECKS / "scored_gpu_check.py"  # a crash prints its Python stack
     out = subprocess.run([sys.executable, "-X", "faulthandler", str(check), "200000", "300"],
-                         capture_output=True, text=True, timeout=900)
+                         capture_output=True, text=True, timeout=HANG_SECONDS)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "identical on CPU and GPU" in out.stdout
     assert int(re.search(r"(\d+) pairs took the packed pass", out.stdout).group(1)) > 0

@@ -16,9 +16,12 @@ from pathlib import Path
 import pytest
 import readalign.kernels.disk_cache as disk_cache
 from conftest import HAS_GPU
-from oracle import dp_distance, replay
-from scored_oracle import align as oracle
-from scored_oracle import dna_scorer
+
+from tests.support.oracle import dp_distance, replay
+from tests.support.scored_oracle import align as oracle
+from tests.support.scored_oracle import dna_scorer
+
+pytestmark = pytest.mark.slow  # each case compiles the kernels afresh in new processes
 
 SCRIPT = """
 import json, random, sys

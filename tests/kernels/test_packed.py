@@ -9,22 +9,17 @@ a million mixed pairs.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
-from conftest import HAS_GPU, under_simulator
+from conftest import GPU_CHECKS, HAS_GPU, under_simulator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
-from oracle import dp_distance
 from readalign.kernels import lanes16
 from readalign.kernels.packed_pairs import cpu_packed, pair_up
 
-HERE = Path(__file__).parent
-sys.path.insert(0, str(HERE))
-import packed_check  # noqa: E402  (beside this file)
+from tests.gpu import packed_check
+from tests.support.oracle import dp_distance
 
 gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
 
@@ -62,6 +57,7 @@ def _flat(seqs: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(b"".join(seqs) + b"\0", np.uint8), off
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(data=st.data(), k=st.sampled_from([4, 8, 16]), infix=st.booleans(),
        alphabet=st.sampled_from([b"\x00\x01\x02\x03\x04", b"\x00\x01", bytes(range(256))]),
@@ -99,8 +95,9 @@ def test_pairs_share_a_thread_only_when_their_shapes_match():
     assert list(zip(pair_a, pair_b)) == [(0, 1), (2, 2), (3, 3), (4, 4)]
 
 
+@pytest.mark.slow
 def test_packed_kernel_under_cuda_simulator():
-    assert "identical to the 32-bit pass" in under_simulator(str(HERE / "packed_check.py"), "24",
+    assert "identical to the 32-bit pass" in under_simulator(str(GPU_CHECKS / "packed_check.py"), "24",
                                                              "40")
 
 

@@ -196,6 +196,7 @@ def assert_packed_same(reads, windows, **args):
     return plain
 
 
+@pytest.mark.slow
 def test_neighbours_of_different_shapes_and_empty_sides():
     """Pairs side by side with other read and window lengths, empty reads and windows, N, a
     repeat whose best cells tie, and a best cell just inside a longer neighbour's window
@@ -325,6 +326,7 @@ def test_columns_past_a_window_never_hold_the_best_cell():
     check_two_pairs("ACGTTT", "ACGTTTACG", "ACGTACGT", "", 4, scoring)
 
 
+@pytest.mark.slow
 def test_long_insertions_stay_one_gap_block():
     """Reads with several inserted bases, where the trace must extend the insertion in the F
     state rather than take each cell's best move: one ``I`` run each, on the 32-bit traceback

@@ -27,6 +27,8 @@ from readalign.kernels import cpu as kernels_cpu
 
 import readalign
 
+pytestmark = pytest.mark.slow  # compiles the chunk kernels again, bounds checked, for several k
+
 FIELDS = ("score", "query_start", "query_end", "ref_start", "ref_end", "distance",
           "cigar_offsets", "cigar_ops")
 SCORINGS = (readalign.Scoring(1, 4, 6, 1), readalign.Scoring(2, 3, 0, 2),

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-from conftest import HAS_GPU, under_simulator
+from conftest import GPU_CHECKS, HAS_GPU, under_simulator
 from numba import njit
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
@@ -15,7 +13,6 @@ from readalign.kernels import words as kw
 import readalign
 from readalign.words import cdist as words
 
-HERE = Path(__file__).parent
 gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
 
 def _forms(bits: int):
@@ -46,6 +43,7 @@ def _forms(bits: int):
     return run
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bits", [64, 32])
 @pytest.mark.parametrize("sorted_masks", [False, True], ids=["table", "sorted"])
 def test_myers_builds_on_the_cpu(sorted_masks, bits):
@@ -68,9 +66,10 @@ def test_myers_builds_on_the_cpu(sorted_masks, bits):
         np.testing.assert_array_equal(got[short], want[short])
 
 
+@pytest.mark.slow
 def test_cuda_words_under_simulator():
     """Tiny lists (lengths 0-70, empties, Unicode) and pairs: GPU block == CPU block."""
-    out = under_simulator(str(HERE / "words_cuda_check.py"), "7", "8", "70", "12")
+    out = under_simulator(str(GPU_CHECKS / "words_cuda_check.py"), "7", "8", "70", "12")
     assert "identical on CPU and GPU" in out
 
 

@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pysam
 import pytest
-import yaml
-from conftest import REPO, require_module, require_tool
+from conftest import HANG_SECONDS, REPO, require_module, require_tool
+
+require_module("snakemake", "workflow")  # skipped with the reason, or failed under CI=true
+yaml = require_module("yaml", "test")
 
 WORKFLOW = REPO / "workflow"
 SNAKEFILE = WORKFLOW / "Snakefile"
@@ -36,7 +38,7 @@ def _env():
     return env
 
 
-def snakemake(*args, cwd, timeout=300):
+def snakemake(*args, cwd, timeout=HANG_SECONDS):
     """Run the real snakemake; return the CompletedProcess (stdout and stderr together)."""
     return subprocess.run([sys.executable, "-m", "snakemake", *map(str, args)], cwd=cwd,
                           env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -104,11 +106,11 @@ def test_example_workflow_matches_a_single_readalign_run(example):
             args += [option, scoring[key]]
     if ra.get("secondary"):
         args.append("--secondary")
-    if ra.get("read_group"):
-        args += ["--rg", ra["read_group"]]
+    name = CONFIG["name"]  # without a read_group the sample's name is its ID and SM
+    args += ["--rg", ra.get("read_group") or f"ID:{name}\\tSM:{name}\\tPL:ILLUMINA"]
     args += (ra.get("extra") or "").split()
     res = subprocess.run([sys.executable, "-m", "readalign", *map(str, args)], cwd=work,
-                         env=_env(), capture_output=True, text=True, timeout=300)
+                         env=_env(), capture_output=True, text=True, timeout=HANG_SECONDS)
     assert res.returncode == 0, res.stderr
     expected, got = _records(single), _records(example["bam"])
     assert len(got) == len(expected) > 0
@@ -129,10 +131,11 @@ def test_example_bam_is_sorted_indexed_and_validates(example):
                 for r in f.fetch(until_eof=True)]
     assert keys == sorted(keys)
     assert any(pg["ID"] == "readalign" for pg in header["PG"])
+    assert header["RG"] == [{"ID": CONFIG["name"], "SM": CONFIG["name"], "PL": "ILLUMINA"}]
     picard = require_tool("PicardCommandLine")
     res = subprocess.run([picard, "ValidateSamFile", f"I={bam}",
                           f"R={example['work'] / CONFIG['reference']}", "MODE=SUMMARY"],
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True, text=True, timeout=HANG_SECONDS)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "No errors found" in res.stdout + res.stderr
 
@@ -252,6 +255,20 @@ def test_example_snakefile_lint_has_nothing_to_say(tmp_path):
                                  "--configfile", cfg, cwd=REPO))
 
 
+def test_dry_run_names_the_sample_in_the_read_group_and_uses_an_existing_index(tmp_path):
+    cfg = _example_workdir(tmp_path, upstream=False)
+    pysam.faidx(str(tmp_path / CONFIG["reference"]))  # as examples/run.sh leaves it
+    res = snakemake("-s", SNAKEFILE, "--directory", tmp_path, "--configfile", cfg, "--cores", "1",
+                    "-n", "-p", "--config", "name=NA12878", cwd=REPO)
+    assert res.returncode == 0, res.stdout[-6000:]
+    jobs = _job_counts(res.stdout)
+    assert "readalign_faidx" not in jobs and jobs["readalign_align"] == int(CONFIG["chunks"])
+    assert "metadata" not in res.stdout and "provenance" not in res.stdout, res.stdout[-3000:]
+    commands = [line for line in res.stdout.splitlines() if "readalign align " in line]
+    assert len(commands) == int(CONFIG["chunks"])
+    assert all("--rg 'ID:NA12878\\tSM:NA12878\\tPL:ILLUMINA'" in c for c in commands), commands
+
+
 def _job_counts(stdout):
     """The 'Job stats' table of a dry run as {rule: count}."""
     table = stdout.split("Job stats:", 1)[1].split("\n\n", 1)[0]
@@ -264,7 +281,7 @@ def _job_counts(stdout):
 
 
 def test_slurm_profile_dry_run_resolves_every_job(tmp_path):
-    require_module("snakemake_executor_plugin_slurm", "test")
+    require_module("snakemake_executor_plugin_slurm", "workflow")
     cfg = _example_workdir(tmp_path, upstream=True)
     res = snakemake("-s", SNAKEFILE, "--directory", tmp_path, "--configfile", cfg,
                     "--profile", PROFILE, "-n", cwd=REPO)

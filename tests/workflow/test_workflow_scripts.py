@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pysam
 import pytest
-import yaml
-from conftest import REPO
+from conftest import REPO, require_module
+
+yaml = require_module("yaml", "test")
 
 from readalign.io.reads import iter_reads
 from readalign.io.reads import reads_format as read_reads_format
@@ -330,10 +331,13 @@ def test_environment_yml_matches_pyproject():
     assert "bioconda::pysam" in specs
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
     conda_name = {"isal": "python-isal"}  # the same bindings under conda-forge's name
+    needed = project["dependencies"] + project["optional-dependencies"]["workflow"]
     wanted = {conda_name.get(name, name) for name in
-              (re.split(r"[\s<>=\[]", d, maxsplit=1)[0] for d in project["dependencies"])}
+              (re.split(r"[\s<>=\[]", d, maxsplit=1)[0] for d in needed)}
+    assert {"snakemake", "snakemake-executor-plugin-slurm"} <= wanted
     assert wanted <= conda
-    assert {"python", "samtools", "minimap2", "snakemake-executor-plugin-slurm"} <= conda
+    assert {"python", "samtools", "minimap2"} <= conda
+    assert "snakemake" not in " ".join(project["dependencies"])  # API users do without it
 
 
 def test_every_script_runs_under_snakemake_through_one_tail(tmp_path):

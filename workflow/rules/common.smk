@@ -9,6 +9,10 @@ from readalign.io.reads import reads_format
 
 OUT = config.get("outdir", "results")
 NAME = config.get("name", "readalign")
+READ_GROUP = (config.get("readalign") or {}).get("read_group") or (
+    f"ID:{NAME}\\tSM:{NAME}\\tPL:ILLUMINA"
+)
+"""The read group of every chunk: the one configured, else one named for the sample (``name``)."""
 CHUNKS = list(range(int(config.get("chunks", 1))))
 if not CHUNKS:
     raise ValueError("config key 'chunks' must be at least 1")

@@ -5,20 +5,24 @@
 # workflow/README.md documents every key. The main rule, `readalign_align`, turns
 # reference + reads + candidates into a BAM; `reads`, `candidates` and `output` may hold
 # wildcards ({sample}, {chunk}, ...), so one rule serves any number of samples or chunks.
-# A second rule, `readalign_faidx`, indexes the reference (switch it off with
-# `index_reference: false` when your workflow already has a rule for the .fai).
+# A second rule, `readalign_faidx`, indexes the reference when it has no .fai yet (switch it
+# off with `index_reference: false` when your workflow already has a rule for the .fai).
 
 
 include: "readalign_common.smk"
 
 
-if READALIGN_CONFIG["index_reference"]:
+# Only for a missing index: one already beside the reference (samtools', or the one a
+# `readalign align` run built) is used as it is, and readalign rebuilds one older than its
+# FASTA. A rule claiming a file it did not make would have Snakemake warn, on every run, that
+# the file lacks its provenance records.
+if READALIGN_CONFIG["index_reference"] and not os.path.exists(READALIGN_FAI):
 
     rule readalign_faidx:
         input:
             READALIGN_CONFIG["reference"],
         output:
-            f'{READALIGN_CONFIG["reference"]}.fai',
+            READALIGN_FAI,
         log:
             os.path.join(READALIGN_CONFIG["log_dir"], "faidx.log"),
         conda:
@@ -30,7 +34,7 @@ if READALIGN_CONFIG["index_reference"]:
 rule readalign_align:
     input:
         reference=READALIGN_CONFIG["reference"],
-        fai=f'{READALIGN_CONFIG["reference"]}.fai',
+        fai=READALIGN_FAI,
         reads=READALIGN_CONFIG["reads"],
         candidates=READALIGN_CONFIG["candidates"],
     output:

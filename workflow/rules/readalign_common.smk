@@ -52,6 +52,9 @@ for _readalign_key in ("reference", "reads", "candidates"):
 if not str(READALIGN_CONFIG["output"]).endswith(".bam"):
     raise ValueError("readalign module: config key readalign.output must end in .bam")
 
+READALIGN_FAI = f'{READALIGN_CONFIG["reference"]}.fai'
+"""The reference's index, an input of the align rule (the faidx rule makes it when missing)."""
+
 
 def readalign_log_path(kind, suffix):
     """Log or benchmark path of the align rule: one file per value of the output's wildcards.

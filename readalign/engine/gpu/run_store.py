@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime import host_copy
+from ...runtime import host_copy
 
 HEADROOM = 4
 """On growth, room for the runs so far projected over the batch and a ``1/HEADROOM`` more."""

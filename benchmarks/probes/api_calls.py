@@ -1,6 +1,6 @@
 """Single ``readalign.align`` calls on the scored benchmark's DNA pairs, timed one by one.
 
-    python -m benchmarks.api_calls [--pairs 1000000] [--runs 5] [--mode local] [--backend auto]
+    python -m benchmarks.probes.api_calls [--pairs 1000000] [--runs 5] [--mode local] [--backend auto]
 
 150 bp reads against 170 bp windows (:func:`benchmarks._scored.dna_workload`), scoring
 1/4/6/1 with CIGARs (``--mode edit``: edit distance, infix, with CIGARs), from lists of ``str``
@@ -22,10 +22,10 @@ import numpy as np
 
 import readalign
 
-from . import _knobs
-from ._host import device_name, host_name
-from ._pairs import api_times
-from ._scored import DNA_SCORING, dna_workload
+from .. import _knobs
+from .._host import device_name, host_name
+from .._pairs import api_times
+from .._scored import DNA_SCORING, dna_workload
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -2,7 +2,7 @@
 
 Runs on a GPU or under the simulator (``NUMBA_ENABLE_CUDASIM=1``)::
 
-    python tests/words_cuda_check.py [QUERIES] [CHOICES] [MAX_LEN] [PAIRS]
+    python tests/gpu/words_cuda_check.py [QUERIES] [CHOICES] [MAX_LEN] [PAIRS]
 """
 
 from __future__ import annotations

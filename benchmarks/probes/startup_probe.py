@@ -2,11 +2,11 @@
 
 Run it as a process of its own (that is the point): it times numba's import,
 the import of readalign's command line, one `readalign align` run over the
-files that ``benchmarks/_simulate.py`` writes, and every load from numba's disk
+files that ``tests/support/simulate.py`` writes, and every load from numba's disk
 cache during that run (CPU functions and CUDA kernels; "MISS" means compiled).
 
-    python -m benchmarks.startup_probe --dir /tmp/probe --reads 2000000 --simulate
-    python -m benchmarks.startup_probe --dir /tmp/probe -- --backend cuda
+    python -m benchmarks.probes.startup_probe --dir /tmp/probe --reads 2000000 --simulate
+    python -m benchmarks.probes.startup_probe --dir /tmp/probe -- --backend cuda
 
 The first command writes the files; run the second one twice, since the first
 run on a machine fills the cache.
@@ -48,7 +48,7 @@ def timed_loads(cache_class, label: str, loads: list) -> None:
 def main() -> None:
     args = parse_args()
     if args.simulate:
-        from ._simulate import simulate  # imported here: the probe times imports itself
+        from tests.support.simulate import simulate  # imported here: the probe times imports itself
 
         print(f"simulated {simulate(args.dir, args.reads, 5_000_000, 1)[3]:,} pairs")
         return

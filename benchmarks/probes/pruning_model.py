@@ -1,6 +1,6 @@
 """How much of the packed pass exact pruning would skip: a CPU model, not a kernel.
 
-    python -m benchmarks.pruning_model [--pairs 4000] [--strip 32] [--k 16]
+    python -m benchmarks.probes.pruning_model [--pairs 4000] [--strip 32] [--k 16]
 
 A local cell whose ``H + match * min(m - i, n - j)`` is below a score some alignment reaches
 cannot lie on an optimal path, nor can a cell reached only through such cells, so a pass may
@@ -25,7 +25,7 @@ from numba import njit
 
 import readalign
 
-from ._scored import DNA_SCORING, dna_workload
+from .._scored import DNA_SCORING, dna_workload
 
 NEG = -(10**6)
 

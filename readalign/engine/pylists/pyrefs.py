@@ -46,14 +46,13 @@ from llvmlite import ir
 from numba import carray, cfunc, njit, prange, types
 from numba.extending import intrinsic
 
+from ...runtime.prefetch import prefetch, prefetch_read
 from .rawmemory import (
     add_u32,
     bytes_at,
     decref_at,
     incref_at,
     load_u32,
-    prefetch,
-    prefetch_read,
     swap_u32,
     word,
     words_at,

@@ -1,6 +1,6 @@
 """Small runs of every GPU path, for compute-sanitizer's initcheck (``test_initcheck.py``)::
 
-    compute-sanitizer --tool initcheck python tests/engine/initcheck_run.py
+    compute-sanitizer --tool initcheck python tests/gpu/initcheck_run.py
 
 The BAM pipeline with both presets, the scored API in every mode (with CIGARs and scores
 alone, DNA with empty sequences and protein; the local DNA batches, windows below 256 bases,
@@ -20,9 +20,9 @@ import numpy as np
 import readalign
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from benchmarks._simulate import simulate  # noqa: E402
 from readalign.bam.options import Options, read_scoring  # noqa: E402
 from readalign.bam.run import run  # noqa: E402
+from tests.support.simulate import simulate  # noqa: E402
 
 
 def random_pairs(rng, count: int, letters: str, longest: int) -> tuple[list, list]:

@@ -1,6 +1,6 @@
 """Compare the CUDA backend with the CPU backend pair for pair (used by the GPU tests).
 
-Run directly (``python tests/gpu_check.py N``) it checks N random pairs; the
+Run directly (``python tests/gpu/gpu_check.py N``) it checks N random pairs; the
 simulator test runs it in a subprocess with ``NUMBA_ENABLE_CUDASIM=1``.
 """
 

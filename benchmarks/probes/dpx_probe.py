@@ -8,7 +8,7 @@ in one word through CUDA C++'s ``__viaddmax_s16x2`` and ``__vimax3_s16x2_relu``,
 small CUDA source compiled by NVRTC (with and without link-time optimisation). It prints the
 cell updates per second and the SASS instructions each build uses::
 
-    python -m benchmarks.dpx_probe
+    python -m benchmarks.probes.dpx_probe
 
 GPU only (sm_90 for the packed intrinsics).
 """

@@ -1,7 +1,7 @@
 """The chunk's run offsets scanned and its runs packed on the device (kernels/cuda.py), checked
 against numpy: on a GPU, or under the simulator (``NUMBA_ENABLE_CUDASIM=1``)::
 
-    python tests/kernels/run_offsets_check.py SEED COUNT [COUNT ...]
+    python tests/gpu/run_offsets_check.py SEED COUNT [COUNT ...]
 
 Each COUNT is a chunk of lanes with random run counts (zeros and long lanes among them) and
 random letters in each lane's ``m + n + 2`` slots; prints ``ok`` when every offset and run is

@@ -1,6 +1,6 @@
 """How long a call spends keeping a list's elements alive: the take and the drop.
 
-    python -m benchmarks.list_refs [--pairs 1000000] [--runs 7]
+    python -m benchmarks.probes.list_refs [--pairs 1000000] [--runs 7]
 
 Reads both lists of the scored benchmark's DNA pairs in place (``read_strings``: the
 references taken on helper threads, each element's header read in the same visit) and lets
@@ -15,10 +15,10 @@ import argparse
 import statistics
 import time
 
-from readalign.engine.pyobjects import read_strings
+from readalign.engine.pylists.pyobjects import read_strings
 
-from ._host import host_name
-from ._scored import dna_workload
+from .._host import host_name
+from .._scored import dna_workload
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

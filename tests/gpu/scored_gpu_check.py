@@ -2,7 +2,7 @@
 
 Runs on a GPU or under the simulator (``NUMBA_ENABLE_CUDASIM=1``)::
 
-    python tests/engine/scored_gpu_check.py [PAIRS] [MAX_LEN]
+    python tests/gpu/scored_gpu_check.py [PAIRS] [MAX_LEN]
 
 Random DNA pairs (reads drawn from their windows with errors and foreign tails,
 or unrelated; N included; lengths 0..MAX_LEN) and protein pairs, every mode,
@@ -118,16 +118,16 @@ PACKED_PAIRS = [0]
 def count_packed_pairs() -> None:
     """Count the pairs of every launch of a packed forward kernel: the kernel that ran, not
     the batch's admission (a launch that took the 32-bit kernel instead counts nothing)."""
-    from readalign.engine import cuda_scored
+    from readalign.engine.gpu import scored
 
-    launch = cuda_scored.launch
+    launch = scored.launch
 
     def counted(kernel, grid, block, stream, *args):
         if getattr(kernel, "py_func", kernel).__name__.startswith("scored_forward2_kernel"):
             PACKED_PAIRS[0] += args[-3].shape[0]  # score: one element per pair
         return launch(kernel, grid, block, stream, *args)
 
-    cuda_scored.launch = counted
+    scored.launch = counted
 
 
 def packed_pairs(reads: list, windows: list) -> None:

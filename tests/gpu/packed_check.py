@@ -4,7 +4,7 @@ Used by the GPU tests and, with ``NUMBA_ENABLE_CUDASIM=1``, by CI: pairs of a fe
 shapes (so most threads carry two pairs) and of random shapes, DNA with N, infix and global,
 with and without ``max_distance``; every distance and end column must equal the 32-bit pass's.
 On a GPU it also holds Hopper's 16x2 min instructions against the plain-arithmetic lane
-operations on every input class. ``python packed_check.py PAIRS MAX_LEN``.
+operations on every input class. ``python tests/gpu/packed_check.py PAIRS MAX_LEN``.
 """
 
 from __future__ import annotations

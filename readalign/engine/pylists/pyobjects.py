@@ -6,7 +6,7 @@ aligning the pair. A compact ASCII ``str`` and a ``bytes`` keep their letters
 inline after a fixed header, so compiled loops can read each element's type,
 length and letters straight from memory, in parallel. The only per-element
 work outside them is keeping every element alive while the loops and the GPU
-staging read it: :class:`readalign.engine.pyrefs.References`, which counts on
+staging read it: :class:`.pyrefs.References`, which counts on
 every core while this thread keeps the GIL (``tuple(list)`` did it on one core).
 
 The header layout is probed once per process against what Python itself
@@ -28,10 +28,11 @@ from functools import cache, cached_property
 import numpy as np
 from numba import carray, njit, prange
 
-from ..runtime.host_copy import copy_run
-from .flatseq import STAGE_AHEAD, offsets_of, pack_all
+from ...runtime.host_copy import copy_run
+from ...runtime.prefetch import prefetch_span
+from ..flatseq import STAGE_AHEAD, offsets_of, pack_all
 from .pyrefs import HeaderLook, References, items_of
-from .rawmemory import bytes_at, prefetch_span, word
+from .rawmemory import bytes_at, word
 
 COMPACT_ASCII = 0x60
 """The ``compact`` and ``ascii`` bits of a ``str``'s state byte: its letters are inline bytes."""

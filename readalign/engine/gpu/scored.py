@@ -1,7 +1,7 @@
-"""GPU backend for scored alignment: the kernels of :func:`readalign.kernels.cuda.scored_kernels`.
+"""GPU steps for scored alignment: the kernels of :func:`readalign.kernels.cuda.scored_kernels`.
 
 A host batch (length-sorted) runs through the same chunked pipeline over CUDA
-streams as edit distance (:mod:`.cuda_stream`: chunks staged straight from their
+streams as edit distance (:mod:`.pipeline`: chunks staged straight from their
 input into pinned buffers while earlier chunks run), with the scored kernels' steps
 (:class:`ScoredSteps`).
 """
@@ -9,12 +9,11 @@ input into pinned buffers while earlier chunks run), with the scored kernels' st
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 
 import numpy as np
 
-from ..kernels import scored_packed
-from ..kernels.cuda import (
+from ...kernels import scored_packed
+from ...kernels.cuda import (
     batch_layout,
     compact_scored_runs,
     even_lanes,
@@ -24,15 +23,15 @@ from ..kernels.cuda import (
     scored_kernels,
     scored_packed_kernels,
 )
-from ..kernels.scored_quadrant import fits_int16
-from ..runtime import host_copy
-from ..runtime.gpu_memory import DevicePool, download
-from . import flatseq
-from .cuda import THREADS_PER_BLOCK
-from .cuda_stream import run_pipeline, upload_side
-from .job import BatchResult, Job
-from .packing import AnyPacked
+from ...kernels.scored_quadrant import fits_int16
+from ...runtime import host_copy
+from ...runtime.gpu_memory import DevicePool, download
+from .. import flatseq
+from ..job import BatchResult, Job
+from .chunks import Chunk, Slot, Staged, upload_side
 from .run_store import RunStore
+from .sizing import THREADS_PER_BLOCK
+from .sizing import blocks as _blocks
 
 
 def _narrow(sc, m_max: int, n_max: int) -> bool:
@@ -130,12 +129,8 @@ def launch_traceback(pool: DevicePool, dev: tuple, job: Job, k: int, fwd: tuple,
     return out
 
 
-def _blocks(count: int) -> int:
-    return (count + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
-
-
 class ScoredSteps:
-    """Steps 2-4 of :func:`readalign.engine.cuda_stream.run_pipeline` for scored alignment.
+    """Steps 2-4 of :func:`.pipeline.run_pipeline` for scored alignment (:class:`.pipeline.Steps`).
 
     CIGAR slots are sized from the lengths (``m + n + 2`` runs a lane, found by each
     lane from the staged offsets), so the traceback is enqueued right behind the
@@ -144,36 +139,36 @@ class ScoredSteps:
     crosses to the host.
     """
 
-    @staticmethod
-    def lane_bytes_of(job: Job):
-        """What one lane of ``job`` needs on the device (for ``device_batches``)."""
-        return functools.partial(lane_bytes, scores=job.scores)
-
-    def __init__(self, job: Job, k: int, count: int, tl) -> None:
-        self.job, self.k, self.tl = job, k, tl
+    def __init__(self, job: Job, k: int, count: int) -> None:
+        self.job, self.k = job, k
         self.res = BatchResult(np.empty(count, np.int32), np.empty(count, np.int64),
                                np.empty(count, np.int64), np.empty(count, np.int64), [],
                                np.empty(count, np.int32), np.empty(count, np.int64),
                                np.empty(count, np.int64))
         self.runs = RunStore(count)
 
-    def forward(self, c, slot, staged: tuple) -> None:
+    def lane_bytes(self, m_max: int, n_max: int) -> int:
+        """What one lane of a piece needs on the device (:func:`lane_bytes`, for the job's
+        scores)."""
+        return lane_bytes(m_max, n_max, self.k, self.job.with_cigar, self.job.scores)
+
+    def launch(self, c: Chunk, slot: Slot, staged: tuple[Staged, Staged]) -> None:
         """Enqueue: copy in, forward kernel, (CIGARs) the traceback, the runs' offsets and
         packing, and every result but the runs back.
 
         Nothing sits between the two kernels on the stream: a copy in between waited for the
         next chunk's copy in on the copy engine, and the GPU idled 0.7-1.3 ms a chunk
         (benchmarks/RESULTS.md, 2026-11-26, ``043bb04``)."""
-        job, pool, tl, n, stream = self.job, slot.dev, self.tl, c.count, slot.stream
-        tl.mark(c, slot, "start")
+        job, pool, n, stream = self.job, slot.dev, c.count, slot.stream
+        slot.mark(c, "start")
         q_codes, q_off = upload_side(slot, staged[0], "q")
         t_codes, t_off = upload_side(slot, staged[1], "t")
         dev = (q_codes, q_off, t_codes, t_off, pool.upload("sub", job.scores.sub))
-        tl.mark(c, slot, "copied in")
+        slot.mark(c, "copied in")
         c.bufs = launch_forward(pool, dev, job, self.k, n, c.m_max, c.n_max)
-        tl.mark(c, slot, "forward done")
+        slot.mark(c, "forward done")
         if job.with_cigar:
-            tl.mark(c, slot, "traceback start")
+            slot.mark(c, "traceback start")
             total = slot_total(staged[0].offsets, staged[1].offsets)
             ops, q_start, ref_start, n_ops, nm = launch_traceback(pool, dev, job, self.k, c.bufs,
                                                                   total)
@@ -181,7 +176,7 @@ class ScoredSteps:
             running_offsets(n_ops, run_off, stream)
             c.runs = pool.space("runs", total, np.uint32)
             compact_scored_runs(ops, q_off, t_off, run_off, c.runs, stream)
-            tl.mark(c, slot, "traceback done")
+            slot.mark(c, "traceback done")
             download(run_off, slot.host("run_off", n + 1, np.int64), stream)
             download(q_start, slot.host("q_start", n, np.int64), stream)
             download(ref_start, slot.host("ref_start", n, np.int64), stream)
@@ -191,16 +186,16 @@ class ScoredSteps:
         download(end_i, slot.host("end_i", n, np.int64), stream)
         download(end_j, slot.host("end_j", n, np.int64), stream)
 
-    def traceback(self, c, slot) -> None:
+    def follow(self, c: Chunk, slot: Slot) -> None:
         """Wait for the runs' offsets; enqueue the copy of the packed runs back."""
         slot.stream.synchronize()
         if self.job.with_cigar:
             n = c.count
             c.total_ops = int(slot.host("run_off", n + 1, np.int64)[n])
             download(c.runs, slot.host("ops", c.total_ops, np.uint32), slot.stream)
-        self.tl.mark(c, slot, "end")
+        slot.mark(c, "end")
 
-    def collect(self, c, slot) -> None:
+    def collect(self, c: Chunk, slot: Slot) -> None:
         """Wait for the chunk and copy its results out of the pinned buffers."""
         slot.stream.synchronize()
         n, res, lo, hi = c.count, self.res, c.lo, c.hi
@@ -222,10 +217,3 @@ class ScoredSteps:
                              res.q_start, res.dist, res.ref_start, res.ref_end, res.n_ops,
                              self.runs.offsets)
         host_copy.copy_into(runs, base, slot.host("ops", c.total_ops, np.uint32))
-
-
-def align_batch(q: AnyPacked, t: AnyPacked, idx: np.ndarray, job: Job, k: int,
-                threads: int | None = None,
-                done_reading: Callable[[], None] | None = None) -> BatchResult:
-    """The scored GPU backend: align the pairs ``idx`` (length-sorted); results in ``idx`` order."""
-    return run_pipeline(q, t, idx, job, k, ScoredSteps, done_reading, threads)
