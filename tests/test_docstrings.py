@@ -11,7 +11,7 @@ import pytest
 
 import readalign
 
-MODULES = ["readalign", "readalign.api", "readalign.distance.cdist", "readalign.engine.result",
+MODULES = ["readalign", "readalign.api", "readalign.words.cdist", "readalign.engine.result",
            "readalign.engine.scoring", "readalign.errors"]
 
 FUNCTIONS = {"align": ("Parameters", "Returns", "Raises", "Notes", "Examples"),

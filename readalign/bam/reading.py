@@ -9,7 +9,6 @@ record out of order); reads named like the read before them are counted
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -21,6 +20,7 @@ from ..io.reads import ReadBatch, iter_reads
 from ..io.reference import Reference
 from .options import Options
 from .pairs import find_name, match_reads, repeated_names
+from .summary import clock, since
 
 log = logging.getLogger("readalign")
 
@@ -149,12 +149,12 @@ def _read_stage(batches: Iterator[ReadBatch], cands: CandidateStream, st: dict[s
                 batch_size: int) -> Iterator[tuple[ReadBatch, CandidateChunk, np.ndarray]]:
     """Parse batches and match their candidates (stage read)."""
     while True:
-        t0 = time.perf_counter()
+        t0 = clock()
         batch = _next_batch(batches, batch_size)
         if batch is None:
             cands.finish()
             return
         repeats.add(batch)
         chunk, read_idx = cands.take(batch)
-        st["read"] += time.perf_counter() - t0
+        st["read"] += since(t0)
         yield batch, chunk if chunk is not None else _no_candidates(), read_idx

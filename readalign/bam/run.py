@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -44,7 +43,7 @@ from .pairs import Pairs, build_pairs
 from .reading import RepeatedNames, read_stage
 from .records import RecordScratch, pack_records
 from .select import choose
-from .summary import Summary
+from .summary import Summary, clock, since
 
 log = logging.getLogger("readalign")
 
@@ -93,10 +92,10 @@ def _pairs_stage(items: Iterator[tuple[ReadBatch, CandidateChunk, np.ndarray]], 
                  opts: Options, st: dict[str, float]) -> Iterator[Work]:
     """Build each batch's oriented reads and padded windows (stage pairs)."""
     for batch, chunk, read_idx in items:
-        t0 = time.perf_counter()
+        t0 = clock()
         pairs = build_pairs(batch.seq, batch.seq_off, read_idx, chunk.contig, chunk.start,
                             chunk.end, chunk.strand, ref, opts.pad, chunk.mapq)
-        st["pairs"] += time.perf_counter() - t0
+        st["pairs"] += since(t0)
         yield Work(batch, pairs)
 
 
@@ -126,9 +125,9 @@ def _assemble_stage(writer: Consumer | Inline, ref: Reference, opts: Options, su
     scratch = RecordScratch()  # one thread assembles every batch, in turn
 
     def assemble_batch(work: Work) -> None:
-        t0 = time.perf_counter()
+        t0 = clock()
         buf = assemble(work, ref, opts, summary, rg_id, scratch)
-        st["assemble"] += time.perf_counter() - t0
+        st["assemble"] += since(t0)
         writer.put(buf)
         progress.update(summary.reads_in - progress.done, f" ({summary.aligned:,} aligned)")
 
@@ -139,9 +138,9 @@ def _write_stage(out: Output, st: dict[str, float]) -> Callable[[np.ndarray], No
     """The consumer of record buffers: the BGZF writer compresses them on its thread pool (stage write)."""
 
     def write(buf: np.ndarray) -> None:
-        t0 = time.perf_counter()
+        t0 = clock()
         out.writer.write(buf)
-        st["write"] += time.perf_counter() - t0
+        st["write"] += since(t0)
 
     return write
 
@@ -161,7 +160,7 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
     concurrently, each on its own batch (see the module docstring).
     ``aligner`` replaces the kernel stage (benchmarks time the rest with a stand-in).
     """
-    start = time.perf_counter()
+    start = clock()
     summary = Summary()
     progress = Progress(None, "reads", enabled=opts.progress, prefix="readalign: ")
     rg = parse_rg(opts.rg)
@@ -220,19 +219,19 @@ def run(opts: Options, aligner: Aligner | None = None) -> Summary:
             numba_threads(min(opts.threads, GPU_LOOP_THREADS))
         try:  # the GPU backends keep one set of device buffers for the whole run
             for item in work:
-                t = time.perf_counter()
+                t = clock()
                 q, w = item.pairs.q, item.pairs.t
                 job = opts.scoring.job(opts.eqx, AUTO_K, q.lengths, w.lengths)
                 item.res = align(q, w, job, backend, opts.threads)
-                st["align"] += time.perf_counter() - t
+                st["align"] += since(t)
                 assembler.put(item)
         finally:
             _free_gpu_memory(backend)
         for consumer in reversed(consumers):  # the assembler first, then the writer
             consumer.close()
-        t = time.perf_counter()
+        t = clock()
         out.close()
-        st["write"] += time.perf_counter() - t
+        st["write"] += since(t)
         repeats.warn(opts.reads)
         summary.repeated_names = repeats.count
         summary.finish(start)

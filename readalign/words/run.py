@@ -58,5 +58,5 @@ def run(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     secs = time.perf_counter() - t0
-    log.info("wrote %s in %.2f s", args.output, secs)
+    log.info("wrote %s in %.2f s", "to standard output" if args.output == "-" else args.output, secs)
     return 0

@@ -306,7 +306,7 @@ def test_threads_default_to_the_cpus_this_process_may_use():
 
 
 def test_bgzf_writer_help_states_the_threads_the_writer_gets():
-    from readalign.pipeline.bgzf import deflate_threads
+    from readalign.bam.bgzf import deflate_threads
     from readalign.runtime.backends import usable_cpus
 
     proc = subprocess.run([sys.executable, "-m", "readalign", "align", "--help"],

@@ -7,7 +7,7 @@ says which), and under numba's CUDA simulator from the tests that import or run 
   (``tests/engine/test_scored.py``);
 * ``initcheck_run``: every GPU path, for compute-sanitizer's initcheck
   (``tests/engine/test_initcheck.py``);
-* ``words_cuda_check``: the word-list kernels against the CPU (``tests/distance/test_words_cuda.py``);
+* ``words_cuda_check``: the word-list kernels against the CPU (``tests/words/test_words_cuda.py``);
 * ``packed_check``: the packed distance pass against the 32-bit pass (``tests/kernels/test_packed.py``);
 * ``run_offsets_check``: the scan of run counts and the packing of scored runs
   (``tests/kernels/test_run_offsets.py``).

@@ -16,10 +16,10 @@ import pysam
 import pytest
 from conftest import REPO, require_module
 
-yaml = require_module("yaml", "test")
-
 from readalign.io.reads import iter_reads
 from readalign.io.reads import reads_format as read_reads_format
+
+yaml = require_module("yaml", "test")
 
 SCRIPTS = REPO / "workflow" / "scripts"
 
