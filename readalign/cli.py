@@ -12,7 +12,7 @@ import sys
 from ._version import __version__
 from .errors import ReadalignError
 
-COMMANDS = ("align", "distance")
+COMMANDS = ("align", "distance", "warmup")
 """Modules under readalign.commands, in the order --help lists them."""
 
 log = logging.getLogger("readalign")
