@@ -37,7 +37,7 @@ from pathlib import Path
 from numba.core import config, event
 from numba.core.caching import NullCache
 
-from ..runtime import cache_dir
+from . import cache_dir
 
 log = logging.getLogger("readalign")
 

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import HANG_SECONDS, REPO
-
-from readalign.runtime.cache_dir import CacheDir, resolve, user_cache_dir, writable
+from readalign.kernels.cache_dir import CacheDir, resolve, user_cache_dir, writable
 
 
 def _never() -> bool:

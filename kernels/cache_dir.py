@@ -29,8 +29,9 @@ log = logging.getLogger("readalign")
 ENV = "READALIGN_CACHE_DIR"
 NUMBA_ENV = "NUMBA_CACHE_DIR"
 
-PACKAGE = Path(__file__).resolve().parent.parent
-"""The installed ``readalign`` folder."""
+KERNELS = Path(__file__).resolve().parent
+"""This folder: ``readalign/kernels`` when installed, ``kernels`` beside ``readalign`` in a
+checkout."""
 
 
 class CacheDir(NamedTuple):
@@ -55,11 +56,10 @@ def writable(folder: Path) -> bool:
 
 
 def source_folders() -> tuple[Path, ...]:
-    """The folders whose ``__pycache__`` numba uses by default: the package and its kernels
-    (a checkout keeps them side by side, an install one inside the other)."""
-    kernels = Path(sys.modules["readalign.kernels"].__file__).parent if "readalign.kernels" in \
-        sys.modules else PACKAGE / "kernels"
-    return (PACKAGE, kernels) if kernels.is_dir() else (PACKAGE,)
+    """The folders whose ``__pycache__`` numba uses by default: the kernels' and the
+    package's (a checkout keeps them side by side, an install one inside the other)."""
+    package = Path(sys.modules["readalign"].__file__).resolve().parent
+    return (KERNELS, package)
 
 
 def resolve(environ: Mapping[str, str], sources_writable: Callable[[], bool]) -> CacheDir:
