@@ -37,6 +37,8 @@ from pathlib import Path
 from numba.core import config, event
 from numba.core.caching import NullCache
 
+from . import cache_dir
+
 log = logging.getLogger("readalign")
 
 MESSAGE = "compiling the alignment kernels for this machine (once; a minute or two; cached in %s)"
@@ -166,4 +168,5 @@ def install() -> None:
     event.register("numba:compile", _CompileListener())
 
 
+cache_dir.apply()  # READALIGN_CACHE_DIR and the read-only fallback, before any compile
 install()  # at import: readalign/__init__ imports this module before anything can compile

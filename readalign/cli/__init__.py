@@ -17,7 +17,7 @@ import sys
 from .._version import __version__
 from ..errors import ReadalignError
 
-COMMANDS = ("align", "distance")
+COMMANDS = ("align", "distance", "warmup")
 """Subcommand modules of this package, in the order --help lists them."""
 
 log = logging.getLogger("readalign")

@@ -290,13 +290,16 @@ def test_slurm_profile_dry_run_resolves_every_job(tmp_path):
     counts = _job_counts(res.stdout)
     faidx = counts.pop("readalign_faidx", 0)           # only when the .fai is missing
     assert faidx == (0 if (tmp_path / f"{CONFIG['reference']}.fai").exists() else 1)
-    assert counts == {"minimap2_candidates": 1, "scatter": 1, "readalign_align": chunks,
-                      "merge": 1, "stats": 1, "all": 1, "total": chunks + 5 + faidx}
+    assert counts == {"minimap2_candidates": 1, "scatter": 1, "readalign_warmup": 1,
+                      "readalign_align": chunks, "merge": 1, "stats": 1, "all": 1,
+                      "total": chunks + 6 + faidx}
     jobs = res.stdout.split("\nrule readalign_align:")[1:]
     assert len(jobs) == chunks
     for job in jobs:
         resources = job.split("resources:", 1)[1].split("\n", 1)[0]
         assert "gpu=1" in [r.strip() for r in resources.split(",")]
+    warmup = res.stdout.split("\nrule readalign_warmup:")[1].split("\n\n")[0]
+    assert "gpu=1" in warmup  # compiles on a node like the align jobs'
     for rule in ("scatter", "merge", "stats"):
         job = res.stdout.split(f"\nrule {rule}:")[1].split("\n\n")[0]
         assert "gpu=" not in job
@@ -352,6 +355,8 @@ def test_module_include_and_module_directive(tmp_path):
         counts = _job_counts(res.stdout)
         assert counts[f"{prefix}readalign_align"] == 2
         assert counts[f"{prefix}readalign_faidx"] == 1
+        assert counts[f"{prefix}readalign_warmup"] == 1          # once for both samples
+        assert "readalign warmup --backend auto" in res.stdout
         assert "--secondary" in res.stdout and "--pad 50" in res.stdout
         assert "--eqx" in res.stdout and "--threads 4" in res.stdout
         assert "--preset sr -B 6" in res.stdout

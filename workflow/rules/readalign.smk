@@ -6,7 +6,10 @@
 # reference + reads + candidates into a BAM; `reads`, `candidates` and `output` may hold
 # wildcards ({sample}, {chunk}, ...), so one rule serves any number of samples or chunks.
 # A second rule, `readalign_faidx`, indexes the reference when it has no .fai yet (switch it
-# off with `index_reference: false` when your workflow already has a rule for the .fai).
+# off with `index_reference: false` when your workflow already has a rule for the .fai). A
+# third, `readalign_warmup`, runs `readalign warmup` once before the align jobs, so that they
+# load the compiled kernels from the cache instead of each compiling them (switch it off with
+# `warmup: false`, e.g. when a container image ships a warm cache).
 
 
 include: "readalign_common.smk"
@@ -31,8 +34,27 @@ if READALIGN_CONFIG["index_reference"] and not os.path.exists(READALIGN_FAI):
             "python -c 'import pysam, sys; pysam.faidx(sys.argv[1])' {input:q} 2> {log:q}"
 
 
+if READALIGN_CONFIG["warmup"]:
+
+    rule readalign_warmup:
+        output:
+            READALIGN_WARMUP,
+        log:
+            os.path.join(READALIGN_CONFIG["log_dir"], "warmup.log"),
+        params:
+            backend=READALIGN_CONFIG["backend"],
+        threads: int(READALIGN_CONFIG["threads"])
+        resources:
+            **readalign_resources(),
+        conda:
+            "../../environment.yml"
+        shell:
+            "readalign warmup --backend {params.backend} > {output:q} 2> {log:q}"
+
+
 rule readalign_align:
     input:
+        warmup=[READALIGN_WARMUP] if READALIGN_CONFIG["warmup"] else [],
         reference=READALIGN_CONFIG["reference"],
         fai=READALIGN_FAI,
         reads=READALIGN_CONFIG["reads"],

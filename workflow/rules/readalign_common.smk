@@ -25,6 +25,7 @@ READALIGN_DEFAULTS = {
     "backend": "auto",        # auto, cpu or cuda
     "extra": "",              # further `readalign align` arguments, verbatim
     "index_reference": True,  # provide the rule that writes <reference>.fai
+    "warmup": True,           # compile the kernels once (readalign warmup) before the align jobs
     "threads": 4,
     "gpu": 1,                 # GPUs per job (the `gpu` resource); 0 for CPU-only jobs
     "gpu_model": None,        # e.g. "a100": the SLURM executor then asks for that model
@@ -54,6 +55,10 @@ if not str(READALIGN_CONFIG["output"]).endswith(".bam"):
 
 READALIGN_FAI = f'{READALIGN_CONFIG["reference"]}.fai'
 """The reference's index, an input of the align rule (the faidx rule makes it when missing)."""
+
+READALIGN_WARMUP = os.path.join(READALIGN_CONFIG["log_dir"], "warmup.txt")
+"""The report of `readalign warmup`: an input of every align job, so the kernels are compiled
+into the cache once, before them, and never by parallel jobs side by side."""
 
 
 def readalign_log_path(kind, suffix):
