@@ -26,9 +26,9 @@ import tempfile
 import types
 
 from numba import bool_, cuda, int16, int32, int64, uint8, uint32
+from readalign.kernels import cuda as kcuda
 
-from kernels import cuda as kcuda
-from kernels import cuda_packed
+from benchmarks.ablation import cuda_packed
 
 I64 = int64[::1]
 I32 = int32[::1]

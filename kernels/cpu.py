@@ -17,13 +17,13 @@ from functools import cache
 import numpy as np
 from numba import njit
 
-from . import lanes16, scored_packed, scored_quadrant
+from . import scored_quadrant
 from .disk_cache import cache_by_source, named_for
 from .quadrant import build, pair_bounds, pair_spans, tile_size
 
 
 @njit(cache=True)
-def _longest(qoff, toff, order, lo, hi):
+def longest(qoff, toff, order, lo, hi):
     """The longest read and window among pairs ``order[lo:hi]`` (a chunk's scratch sizes)."""
     mmax = 0
     nmax = 0
@@ -71,7 +71,7 @@ def chunk_source(K: int, device_jit=None, vote=vote_alone):
         Results go to position ``x`` of the output arrays for pair ``order[x]``;
         its CIGAR to ``slots[slot_off[x]:]``, ``n_ops[x]`` runs long.
         """
-        mmax, nmax = _longest(qoff, toff, order, lo, hi)
+        mmax, nmax = longest(qoff, toff, order, lo, hi)
         row = np.empty(nmax + 1, np.int32)
         if with_cigar:
             rbuf = np.empty(row_size(mmax, nmax, K), np.int32)
@@ -120,7 +120,7 @@ def vote_never(done):
     return False
 
 
-def _scored_finisher(jit, ns):
+def scored_finisher(jit, ns):
     """The compiled step that writes pair ``z``'s results: its forward pass's score and end
     cell and, with CIGARs, its traceback (``ns.traceback``) from the boundaries ``bounds``
     (``rbH, rbF, cbH, cbE``; its elements at ``base + e * stride``).
@@ -166,12 +166,12 @@ def scored_chunk_source(K: int, device_jit=None, vote=vote_alone, keyed: bool = 
     """
     jit = device_jit or njit(cache=False)
     ns = scored_quadrant.build(jit, vote, K, keyed)
-    return _scored_chunk(K, ns, _scored_finisher(jit, ns))
+    return scored_chunk(K, ns, scored_finisher(jit, ns))
 
 
-def _scored_chunk(K: int, ns, finish):
+def scored_chunk(K: int, ns, finish):
     """:func:`scored_chunk_source`'s kernel over the per-pair functions ``ns`` (of
-    :func:`.scored_quadrant.build`) and ``finish`` (:func:`_scored_finisher`)."""
+    :func:`.scored_quadrant.build`) and ``finish`` (:func:`scored_finisher`)."""
     forward = ns.forward
     row_size = ns.row_size
     col_size = ns.col_size
@@ -181,7 +181,7 @@ def _scored_chunk(K: int, ns, finish):
                            with_cigar, slot_off, slots, score, q_start, q_end, ref_start,
                            ref_end, n_ops, nm):
         """Align pairs ``order[lo:hi]``; results at ``x`` for pair ``order[x]``."""
-        mmax, nmax = _longest(qoff, toff, order, lo, hi)
+        mmax, nmax = longest(qoff, toff, order, lo, hi)
         rowH = np.empty(nmax + 1, np.int32)
         rowF = np.empty(nmax + 1, np.int32)
         rs = row_size(mmax, nmax, K) if with_cigar else 1
@@ -201,67 +201,6 @@ def _scored_chunk(K: int, ns, finish):
                    q_start, q_end, ref_start, ref_end, n_ops, nm)
 
     return align_scored_chunk
-
-
-def scored_packed_chunk_source(K: int, device_jit=None, vote=vote_alone):
-    """The scored chunk kernel with the GPU's packed forward pass (:mod:`.scored_packed`):
-    neighbouring pairs of a chunk that :func:`.scored_packed.packs` admits run two at a time
-    in 16-bit halves, their boundaries side by side as on the GPU, and each is traced alone
-    from them; other chunks run as :func:`scored_chunk_source`'s. The tests hold it against
-    that kernel (the CPU backend itself keeps the 32-bit pass). Its strips are the GPU's
-    (:func:`.scored_packed.store_strip`).
-    """
-    jit = device_jit or njit(cache=False)
-    S = scored_packed.store_strip(K)
-    forward2 = scored_packed.build(jit, lanes16.signed_ops(jit), K, S).forward2
-    packs = jit(scored_packed.packs)
-    table = jit(scored_packed.pair_table)
-    ns = scored_quadrant.build(jit, vote, K)
-    finish = _scored_finisher(jit, ns)
-    row_size = ns.row_size
-    col_size = ns.col_size
-    plain = jit(_scored_chunk(K, ns, finish))  # the same compiled traceback as the packed pairs'
-    TILE = scored_quadrant.tile_size(K)
-
-    def align_packed_chunk(q, qoff, t, toff, order, lo, hi, mode, sub, A, go, ge, clip, n_code,
-                           eqx, with_cigar, slot_off, slots, score, q_start, q_end, ref_start,
-                           ref_end, n_ops, nm):
-        """Align pairs ``order[lo:hi]``, two at a time where they pack."""
-        mmax, nmax = _longest(qoff, toff, order, lo, hi)
-        if not packs(mode, A, sub.max(), sub.min(), go, ge, clip, mmax, nmax):
-            plain(q, qoff, t, toff, order, lo, hi, mode, sub, A, go, ge, clip, n_code, eqx,
-                  with_cigar, slot_off, slots, score, q_start, q_end, ref_start, ref_end, n_ops,
-                  nm)
-            return
-        sub2 = table(sub, A)
-        row = np.empty(nmax + 1, np.uint32)
-        rs = row_size(mmax, nmax, K)
-        cs = col_size(mmax, nmax, K)
-        words = (np.empty(rs, np.uint32), np.empty(rs, np.uint32), np.empty(cs, np.uint32),
-                 np.empty(cs, np.uint32))
-        halves = (words[0].view(np.int16), words[1].view(np.int16), words[2].view(np.int16),
-                  words[3].view(np.int16))
-        work = np.empty(4 * S, np.uint32)
-        tile = np.empty(TILE, np.int32)
-        moves = np.empty(K * K, np.uint8)
-        for x in range(lo, hi, 2):
-            y = min(x + 1, hi - 1)
-            qa, ma, ta, na = _pair(qoff, toff, order[x])
-            qb, mb, tb, nb = _pair(qoff, toff, order[y])
-            rlen = max(na, nb) + 1
-            clen = max(ma, mb) + 1
-            sa, ia, ja, sb, ib, jb = forward2(q, qa, qb, ma, mb, t, ta, tb, na, nb, sub2, A, go,
-                                              ge, clip, with_cigar, row, words[0], words[1],
-                                              0, 1, rlen, words[2], words[3], 0, 1, clen, work)
-            finish(x, qa, ma, ta, na, sa, ia, ja, q, t, mode, sub, A, go, ge, n_code, eqx,
-                   with_cigar, halves, 0, 2, rlen, clen, tile, moves, slot_off, slots, score,
-                   q_start, q_end, ref_start, ref_end, n_ops, nm)
-            if y != x:
-                finish(y, qb, mb, tb, nb, sb, ib, jb, q, t, mode, sub, A, go, ge, n_code, eqx,
-                       with_cigar, halves, 1, 2, rlen, clen, tile, moves, slot_off, slots, score,
-                       q_start, q_end, ref_start, ref_end, n_ops, nm)
-
-    return align_packed_chunk
 
 
 @cache

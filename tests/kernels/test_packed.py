@@ -19,8 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 from oracle import dp_distance
-from readalign.kernels import lanes16
-from readalign.kernels.packed_pairs import cpu_packed, pair_up
+
+from benchmarks.ablation import unsigned_lanes
+from benchmarks.ablation.packed_pairs import cpu_packed, pair_up
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
@@ -28,7 +29,7 @@ import packed_check  # noqa: E402  (beside this file)
 
 gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
 
-_apply_at = packed_check.apply_at(lanes16.swar_ops(njit), njit)
+_apply_at = packed_check.apply_at(unsigned_lanes.swar_ops(njit), njit)
 
 
 @njit

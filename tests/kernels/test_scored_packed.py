@@ -23,6 +23,7 @@ from readalign.kernels.scored_quadrant import GLOBAL, LOCAL, NEG, NEG16
 from test_stuck_lanes import assert_same
 
 import readalign
+from benchmarks.ablation.scored_packed_cpu import scored_packed_chunk_source
 
 OPS = lanes16.signed_ops(njit(cache=False))
 _add2, _max2, _relu3, _umax2 = OPS.add2, OPS.max2, OPS.relu3, OPS.umax2
@@ -168,7 +169,7 @@ def _packed(**build):
     def kernel(K: int):
         """The packed chunk kernel with lanes that never leave a loop and bounds checks."""
         checked = njit(boundscheck=True, cache=False)
-        source = kernels_cpu.scored_packed_chunk_source(K, checked, kernels_cpu.vote_never)
+        source = scored_packed_chunk_source(K, checked, kernels_cpu.vote_never)
         return njit(boundscheck=True, nogil=True, cache=False)(source)
     return kernel
 
