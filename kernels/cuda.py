@@ -175,11 +175,15 @@ def fill_shared(dst, src, count):
     cuda.syncthreads()
 
 
+_cigar_slots = cuda.jit(device=True)(scored_quadrant.cigar_slots)
+
+
 @cuda.jit(device=True)
 def scored_slot(qoff, toff, p):
-    """Lane ``p``'s first CIGAR slot when every lane has ``m + n + 2`` slots: the sums of the
-    staged offsets, so no slot offsets cross to the device."""
-    return qoff[p] + toff[p] + 2 * p
+    """Lane ``p``'s first CIGAR slot when every lane has
+    :func:`.scored_quadrant.cigar_slots` slots: from the sums of the staged offsets, so no
+    slot offsets cross to the device."""
+    return _cigar_slots(qoff[p], toff[p], p)
 
 
 @cache
@@ -239,8 +243,8 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
     def scored_traceback_kernel(q, qoff, t, toff, mode, sub, A, go, ge, n_code, eqx, rbH, rbF,
                                 cbH, cbE, rlen, clen, lanes, end_i, end_j, out, q_start,
                                 ref_start, n_ops, nm):
-        """CIGAR runs of lane ``p``'s pair into its ``m + n + 2`` slots of ``out``
-        (:func:`scored_slot`); its starts and NM."""
+        """CIGAR runs of lane ``p``'s pair into its slots of ``out`` (:func:`scored_slot`);
+        its starts and NM."""
         p = cuda.grid(1)
         B = end_i.shape[0]
         shared = cuda.shared.array(SUB, int32)

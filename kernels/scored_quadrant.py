@@ -61,7 +61,7 @@ GLOBAL = 0
 INFIX = 1
 LOCAL = 2
 MODE_NAMES = ("global", "infix", "local")
-"""Each mode's name, at its code."""
+"""Each mode's name, at its code: the one list of the modes (the API checks a mode against it)."""
 OP_S = 4
 MAX_ALPHABET = 64
 """Most letters a scoring's alphabet may have (the GPU keeps the matrix in shared memory)."""
@@ -94,9 +94,12 @@ MV_SAME = 32
 """the two codes are equal and not ``n_code`` (``=`` rather than ``X``)."""
 
 
-def cigar_capacity(m: int, n: int) -> int:
-    """CIGAR runs a pair can need: one per cell step at most, plus the two clips."""
-    return m + n + 2
+def cigar_slots(m, n, pairs=1):
+    """CIGAR runs a scored pair can need: one per cell step at most (``m + n``, its read's and
+    window's lengths), plus the two clips. Of ``pairs`` pairs whose reads total ``m`` bases and
+    windows ``n``, the sum of theirs (a lane's first slot from the staged offsets). Integers or
+    arrays; compiled code calls it too."""
+    return m + n + 2 * pairs
 
 
 def fits_int16(mode: int, go: int, ge: int, best_sub: int, clip: int, m_max: int,

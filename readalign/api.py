@@ -14,8 +14,6 @@ from .kernels.scored_quadrant import MODE_NAMES
 from .runtime import backends
 from .runtime.timing import stage
 
-MODES = ("infix", "global", "local")
-
 
 def align(reads, windows, mode: str = "infix", max_distance: int | None = None,
           backend: str = "auto", *, cigar: bool = True, eqx: bool = False, k: int | None = None,
@@ -35,8 +33,8 @@ def align(reads, windows, mode: str = "infix", max_distance: int | None = None,
     batch's lengths and the job, :func:`readalign.engine.batching.auto_k` and ``scored_auto_k``);
     ``threads`` caps CPU threads.
     """
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    if mode not in MODE_NAMES:
+        raise ValueError(f"mode must be one of {', '.join(MODE_NAMES)}; got {mode!r}")
     if scoring is not None:
         return _align_scored(reads, windows, mode, max_distance, backend, cigar, eqx, k, threads,
                              scoring)

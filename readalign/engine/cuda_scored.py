@@ -24,7 +24,7 @@ from ..kernels.cuda import (
     scored_kernels,
     scored_packed_kernels,
 )
-from ..kernels.scored_quadrant import fits_int16
+from ..kernels.scored_quadrant import cigar_slots, fits_int16
 from ..runtime import host_copy
 from ..runtime.gpu_memory import DevicePool, download
 from . import flatseq
@@ -64,7 +64,7 @@ def lane_bytes(m_max: int, n_max: int, k: int, with_cigar: bool, scores=None) ->
     (two arrays each way) of int16 where ``scores`` (a job's) fit them, else of int32."""
     rows, cols = scored_boundary_elements(m_max, n_max, k) if with_cigar else (0, 0)
     cell = 2 if scores is not None and _narrow(scores, m_max, n_max) else 4
-    cigar = 8 * (m_max + n_max + 2) if with_cigar else 0  # worst-case slots, then packed runs
+    cigar = 8 * cigar_slots(m_max, n_max) if with_cigar else 0  # worst-case slots, then runs
     return 2 * cell * (rows + cols) + cigar + m_max + n_max + 96
 
 
@@ -105,11 +105,11 @@ def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m
 
 
 def slot_total(q_off: np.ndarray, t_off: np.ndarray) -> int:
-    """CIGAR slots of a chunk, ``m + n + 2`` a lane (its read's and window's lengths), from the
-    staged offsets (one more than the lanes): the traceback kernel finds each lane's first
-    slot the same way (:func:`~readalign.kernels.cuda.scored_slot`)."""
+    """CIGAR slots of a chunk (:func:`~readalign.kernels.scored_quadrant.cigar_slots` a
+    lane), from the staged offsets (one more than the lanes): the traceback kernel finds each
+    lane's first slot the same way (:func:`~readalign.kernels.cuda.scored_slot`)."""
     lanes = q_off.shape[0] - 1
-    return int(q_off[lanes]) + int(t_off[lanes]) + 2 * lanes
+    return cigar_slots(int(q_off[lanes]), int(t_off[lanes]), lanes)
 
 
 def launch_traceback(pool: DevicePool, dev: tuple, job: Job, k: int, fwd: tuple,
@@ -137,7 +137,7 @@ def _blocks(count: int) -> int:
 class ScoredSteps:
     """Steps 2-4 of :func:`readalign.engine.cuda_stream.run_pipeline` for scored alignment.
 
-    CIGAR slots are sized from the lengths (``m + n + 2`` runs a lane, found by each
+    CIGAR slots are sized from the lengths (``cigar_slots`` runs a lane, found by each
     lane from the staged offsets), so the traceback is enqueued right behind the
     forward pass, and the runs are packed end to end on the device behind it (their
     offsets scanned there too); once the offsets are back, only the runs' real size
