@@ -64,13 +64,17 @@ def chunk_source(K: int, device_jit=None, vote=vote_alone):
     row_size = ns.row_size
     col_size = ns.col_size
 
-    def align_chunk(q, qoff, t, toff, order, lo, hi, infix, max_dist, n_code, eqx,
-                    with_cigar, slot_off, slots, dist, ref_start, ref_end, n_ops):
-        """Align pairs ``order[lo:hi]``.
+    def align_chunk(seqs, lo, hi, job, outs):
+        """Align pairs ``order[lo:hi]`` of ``seqs`` (``(q, qoff, t, toff, order)``) for ``job``
+        (``(infix, max_dist, n_code, eqx, with_cigar)``).
 
-        Results go to position ``x`` of the output arrays for pair ``order[x]``;
-        its CIGAR to ``slots[slot_off[x]:]``, ``n_ops[x]`` runs long.
+        ``outs`` are ``(slot_off, slots, dist, ref_start, ref_end, n_ops)``: results go to
+        position ``x`` for pair ``order[x]``; its CIGAR to ``slots[slot_off[x]:]``,
+        ``n_ops[x]`` runs long.
         """
+        q, qoff, t, toff, order = seqs
+        infix, max_dist, n_code, eqx, with_cigar = job
+        slot_off, slots, dist, ref_start, ref_end, n_ops = outs
         mmax, nmax = longest(qoff, toff, order, lo, hi)
         row = np.empty(nmax + 1, np.int32)
         if with_cigar:
@@ -85,16 +89,17 @@ def chunk_source(K: int, device_jit=None, vote=vote_alone):
         moves = np.empty(K * K, np.uint8)
         for x in range(lo, hi):
             qb, m, tb, n = _pair(qoff, toff, order[x])
-            d, end_j = forward(q, qb, 1, m, t, tb, 1, n, infix, max_dist, n_code,
-                               with_cigar, row, 0, 1, rbuf, 0, 1, n + 1, cbuf, 0, 1, m + 1,
-                               strip, qk)
+            read = (q, qb, 1, m)
+            window = (t, tb, 1, n)
+            bounds = ((rbuf, cbuf), 0, 1, n + 1, m + 1)
+            d, end_j = forward(read, window, infix, max_dist, n_code, with_cigar, (row, 0, 1),
+                               bounds, strip, qk)
             start = -1
             k_ops = 0
             traced = with_cigar and d >= 0
             if traced:
-                start, k_ops = traceback(q, qb, 1, m, t, tb, 1, n, infix, n_code, eqx,
-                                         end_j, rbuf, 0, 1, n + 1, cbuf, 0, 1, m + 1, tile,
-                                         moves, slots, slot_off[x], 1)
+                start, k_ops = traceback(read, window, infix, n_code, eqx, end_j, bounds, tile,
+                                         moves, (slots, slot_off[x], 1))
             dist[x] = d
             ref_start[x], ref_end[x] = spans(d, end_j, start, traced, infix)
             n_ops[x] = k_ops
@@ -122,8 +127,9 @@ def vote_never(done):
 
 def scored_finisher(jit, ns):
     """The compiled step that writes pair ``z``'s results: its forward pass's score and end
-    cell and, with CIGARs, its traceback (``ns.traceback``) from the boundaries ``bounds``
-    (``rbH, rbF, cbH, cbE``; its elements at ``base + e * stride``).
+    cell ``end`` and, with CIGARs, its traceback (``ns.traceback``) from the boundaries
+    ``bounds`` (as :mod:`.quadrant` bundles them), into the chunk's outputs ``outs``
+    (:func:`scored_chunk_source`'s kernel's).
 
     Named for ``ns.tag`` as the functions it calls are: two cached kernels compiled in
     different processes may number their functions alike, and a process that loaded both
@@ -131,9 +137,10 @@ def scored_finisher(jit, ns):
     """
     traceback = ns.traceback
 
-    def finish(z, qz, mz, tz, nz, sz, iz, jz, q, t, mode, sub, A, go, ge, n_code, eqx,
-               with_cigar, bounds, base, stride, rlen, clen, tile, moves, slot_off, slots, score,
-               q_start, q_end, ref_start, ref_end, n_ops, nm):
+    def finish(z, read, window, end, scoring, job, bounds, scratch, outs):
+        sz, iz, jz = end
+        n_code, eqx, with_cigar = job
+        slot_off, slots, score, q_start, q_end, ref_start, ref_end, n_ops, nm = outs
         score[z] = sz
         q_end[z] = iz
         ref_end[z] = jz
@@ -143,10 +150,9 @@ def scored_finisher(jit, ns):
             n_ops[z] = 0
             nm[z] = -1
             return
-        rbH, rbF, cbH, cbE = bounds
-        si, sj, k_ops, d = traceback(q, qz, 1, mz, t, tz, 1, nz, mode, sub, A, go, ge, n_code,
-                                     eqx, iz, jz, rbH, rbF, base, stride, rlen, cbH, cbE, base,
-                                     stride, clen, tile, moves, slots, slot_off[z], 1)
+        tile, moves = scratch
+        si, sj, k_ops, d = traceback(read, window, scoring, n_code, eqx, iz, jz, bounds, tile,
+                                     moves, (slots, slot_off[z], 1))
         q_start[z] = si
         ref_start[z] = sj
         n_ops[z] = k_ops
@@ -177,28 +183,30 @@ def scored_chunk(K: int, ns, finish):
     col_size = ns.col_size
     TILE = scored_quadrant.tile_size(K)
 
-    def align_scored_chunk(q, qoff, t, toff, order, lo, hi, mode, sub, A, go, ge, clip, n_code, eqx,
-                           with_cigar, slot_off, slots, score, q_start, q_end, ref_start,
-                           ref_end, n_ops, nm):
-        """Align pairs ``order[lo:hi]``; results at ``x`` for pair ``order[x]``."""
+    def align_scored_chunk(seqs, lo, hi, scoring, job, outs):
+        """Align pairs ``order[lo:hi]`` of ``seqs`` (``(q, qoff, t, toff, order)``) with
+        ``scoring`` (``(mode, sub, A, go, ge, clip)``) for ``job`` (``(n_code, eqx,
+        with_cigar)``). ``outs`` are ``(slot_off, slots, score, q_start, q_end, ref_start,
+        ref_end, n_ops, nm)``: results at ``x`` for pair ``order[x]``."""
+        q, qoff, t, toff, order = seqs
+        with_cigar = job[2]
         mmax, nmax = longest(qoff, toff, order, lo, hi)
         rowH = np.empty(nmax + 1, np.int32)
         rowF = np.empty(nmax + 1, np.int32)
         rs = row_size(mmax, nmax, K) if with_cigar else 1
         cs = col_size(mmax, nmax, K) if with_cigar else 1
-        bounds = (np.empty(rs, np.int32), np.empty(rs, np.int32), np.empty(cs, np.int32),
+        arrays = (np.empty(rs, np.int32), np.empty(rs, np.int32), np.empty(cs, np.int32),
                   np.empty(cs, np.int32))
         work = np.empty(5 * K, np.int32)
-        tile = np.empty(TILE, np.int32)
-        moves = np.empty(K * K, np.uint8)
+        scratch = (np.empty(TILE, np.int32), np.empty(K * K, np.uint8))
         for x in range(lo, hi):
             qb, m, tb, n = _pair(qoff, toff, order[x])
-            sc, ei, ej = forward(q, qb, 1, m, t, tb, 1, n, mode, sub, A, go, ge, clip, with_cigar,
-                                 rowH, rowF, 0, 1, bounds[0], bounds[1], 0, 1, n + 1, bounds[2],
-                                 bounds[3], 0, 1, m + 1, work, scored_quadrant.NEG)
-            finish(x, qb, m, tb, n, sc, ei, ej, q, t, mode, sub, A, go, ge, n_code, eqx,
-                   with_cigar, bounds, 0, 1, n + 1, m + 1, tile, moves, slot_off, slots, score,
-                   q_start, q_end, ref_start, ref_end, n_ops, nm)
+            read = (q, qb, 1, m)
+            window = (t, tb, 1, n)
+            bounds = (arrays, 0, 1, n + 1, m + 1)
+            end = forward(read, window, scoring, with_cigar, (rowH, rowF, 0, 1), bounds, work,
+                          scored_quadrant.NEG)
+            finish(x, read, window, end, scoring, job, bounds, scratch, outs)
 
     return align_scored_chunk
 
@@ -211,19 +219,19 @@ def scored_chunk_kernel(K: int):
     return kernel
 
 
-def align_chunks(K: int, threads: int, chunk_bounds: np.ndarray, q, qoff, t, toff, order,
-                 *rest, scored: bool = False) -> None:
+def align_chunks(K: int, threads: int, chunk_bounds: np.ndarray, seqs: tuple, *rest,
+                 scored: bool = False) -> None:
     """Run :func:`chunk_kernel` over ``order[chunk_bounds[c]:chunk_bounds[c+1]]`` for every c.
 
-    ``rest`` are the kernel's arguments after ``hi``. Chunks are handed out
-    in order to ``threads`` threads as each finishes its last one.
+    ``seqs`` are ``(q, qoff, t, toff, order)``, ``rest`` the kernel's arguments after
+    ``hi``. Chunks are handed out in order to ``threads`` threads as each finishes its last one.
     """
     kernel = scored_chunk_kernel(K) if scored else chunk_kernel(K)
     spans = zip(chunk_bounds[:-1].tolist(), chunk_bounds[1:].tolist())
     if threads <= 1:
         for lo, hi in spans:
-            kernel(q, qoff, t, toff, order, lo, hi, *rest)
+            kernel(seqs, lo, hi, *rest)
         return
     with ThreadPoolExecutor(max_workers=threads) as pool:
-        for _ in pool.map(lambda span: kernel(q, qoff, t, toff, order, *span, *rest), spans):
+        for _ in pool.map(lambda span: kernel(seqs, *span, *rest), spans):
             pass

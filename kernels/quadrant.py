@@ -18,7 +18,17 @@ Conventions (DESIGN.md):
 
 Every array argument is addressed as ``buf[base + e * stride]`` so the same
 source serves a thread-private CPU scratch (``base=0, stride=1``) and the
-GPU's interleaved global layout (``base=lane, stride=batch``).
+GPU's interleaved global layout (``base=lane, stride=batch``). The per-pair functions
+take such runs bundled into tuples:
+
+* a sequence ``(buf, base, stride, length)``: the read ``(q, qb, qs, m)``, the window
+  ``(t, tb, ts, n)``;
+* the working row ``(buf, base, stride)`` (the scored kernels: ``(H, F, base, stride)``);
+* the boundaries ``(arrays, base, stride, rlen, clen)``: ``arrays`` is ``(rows, cols)``
+  here, ``(rbH, rbF, cbH, cbE)`` in the scored kernels; element ``e`` of the top row of strip
+  ``s`` is ``rows[base + (s * rlen + e) * stride]``, element ``i`` of quadrant column ``b``
+  is ``cols[base + (b * clen + i) * stride]``;
+* a CIGAR output ``(buf, base, stride)``.
 
 CIGAR operations use BAM codes ``M=0, I=1, D=2, ==7, X=8``. Runs are produced
 end to start, run-length encoded on the fly, and reversed in place at the
@@ -71,8 +81,9 @@ def boundary_col_size(m: int, n: int, k: int) -> int:
     return max((n + k - 1) // k, 1) * (m + 1)
 
 
-def emit_run(out, ob, os, nout, cur_op, cur_len, op, count):
-    """Append ``count`` copies of ``op`` to a run-length-encoded CIGAR being written backwards.
+def emit_run(out, nout, cur_op, cur_len, op, count):
+    """Append ``count`` copies of ``op`` to a run-length-encoded CIGAR being written backwards
+    to ``out`` (``(buf, base, stride)``).
 
     Returns the new ``(runs written, current op, its length)``.
     """
@@ -81,23 +92,25 @@ def emit_run(out, ob, os, nout, cur_op, cur_len, op, count):
             cur_len += count
         else:
             if cur_len > 0:
-                out[ob + nout * os] = (cur_len << 4) | cur_op
+                buf, ob, os = out
+                buf[ob + nout * os] = (cur_len << 4) | cur_op
                 nout += 1
             cur_op = op
             cur_len = count
     return nout, cur_op, cur_len
 
 
-def close_runs(out, ob, os, nout, cur_op, cur_len):
+def close_runs(out, nout, cur_op, cur_len):
     """Write the last run and reverse the runs in place (a traceback emits end to start)."""
+    buf, ob, os = out
     if cur_len > 0:
-        out[ob + nout * os] = (cur_len << 4) | cur_op
+        buf[ob + nout * os] = (cur_len << 4) | cur_op
         nout += 1
     for x in range(nout // 2):
         y = nout - 1 - x
-        tmp = out[ob + x * os]
-        out[ob + x * os] = out[ob + y * os]
-        out[ob + y * os] = tmp
+        tmp = buf[ob + x * os]
+        buf[ob + x * os] = buf[ob + y * os]
+        buf[ob + y * os] = tmp
     return nout
 
 
@@ -148,30 +161,34 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
     def make_sweep(partial: bool):
         """One strip's pass over every window column; ``partial`` (a compile-time constant):
         the last strip of a read whose length is not a multiple of K, where the bottom row
-        is row ``h-1`` of the strip rather than its last. With ``store`` the strip's top row
-        goes to ``rbuf`` as the sweep reads it, every K-th column to ``cbuf``. The row
+        is row ``h-1`` of the strip rather than its last. With ``store`` the top row of strip
+        ``s`` goes to the boundaries as the sweep reads it, every K-th column too. The row
         above and the window letter of column j+1 are loaded while column j is computed
         (on the GPU the row is thread-local memory). Returns ``(rowmin, best, best_j)``
         of the bottom row."""
-        def sweep(t, tb, ts, n, m, i0, h, store, row, rowb, rows, rbuf, rb0, rbs, cbuf, cbb,
-                  cbs, clen, strip, qk):
-            diag = np.int32(row[rowb])
+        def sweep(window, s, h, store, row, bounds, strip, qk):
+            t, tb, ts, n = window
+            line, rowb, rows = row
+            (rbuf, cbuf), base, stride, rlen, clen = bounds
+            i0 = s * K
+            rb0 = base + s * rlen * stride
+            diag = np.int32(line[rowb])
             if store:
                 rbuf[rb0] = diag
-            row[rowb] = i0 + h
+            line[rowb] = i0 + h
             rowmin = np.int32(i0 + h)
             best = np.int32(i0 + h)
             best_j = 0
-            nextTop = np.int32(row[np.uint64(rowb + min(1, n) * rows)])
+            nextTop = np.int32(line[np.uint64(rowb + min(1, n) * rows)])
             nextT = np.int32(t[np.uint64(tb)]) if n > 0 else np.int32(0)
             for j in range(1, n + 1):
                 tj = nextT
                 top = nextTop
                 ahead = min(j + 1, n)  # the next column's loads, issued a column early
-                nextTop = np.int32(row[np.uint64(rowb + ahead * rows)])
+                nextTop = np.int32(line[np.uint64(rowb + ahead * rows)])
                 nextT = np.int32(t[np.uint64(tb + (ahead - 1) * ts)])
                 if store:
-                    rbuf[rb0 + j * rbs] = top
+                    rbuf[rb0 + j * stride] = top
                 above = top
                 pd = diag
                 bottom = top
@@ -186,16 +203,16 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 if not partial:
                     bottom = above
                 diag = top
-                row[rowb + j * rows] = bottom
+                line[rowb + j * rows] = bottom
                 rowmin = min(rowmin, bottom)
                 if bottom < best:
                     best = bottom
                     best_j = j
                 if store and j % K == 0 and j < n:
-                    cb = cbb + ((j // K) * clen + i0 + 1) * cbs
+                    cb = base + ((j // K) * clen + i0 + 1) * stride
                     for r in range(K):
                         if r < h:
-                            cbuf[cb + r * cbs] = strip[r]
+                            cbuf[cb + r * stride] = strip[r]
             return rowmin, best, best_j
 
         return device_jit(named_for(sweep, f"k{K}_{'partial' if partial else 'full'}"))
@@ -204,32 +221,35 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
     sweep_partial = make_sweep(True)
 
     @device_fn
-    def forward(q, qb, qs, m, t, tb, ts, n, infix, max_dist, n_code, store,
-                row, rowb, rows, rbuf, rbb, rbs, rlen, cbuf, cbb, cbs, clen, strip, qk):
+    def forward(read, window, infix, max_dist, n_code, store, row, bounds, strip, qk):
         """Fill the matrix in strips of K rows, keeping only quadrant boundaries.
 
         ``row`` holds one matrix row (n+1 cells); ``strip`` the K cells of the
         current column of a strip; ``qk`` (int32) the strip's K read codes, -1 for
         ``n_code`` so that a plain compare is the cost. Cell arithmetic is int32
         (numba would widen it to int64) and hot indices are unsigned. The top
-        row of strip ``s`` goes to ``rbuf[s*rlen + j]`` and column ``j = b*K``
-        to ``cbuf[b*clen + i]`` (``rlen`` >= n+1, ``clen`` >= m+1: on the GPU the
-        batch's longest window and read plus one, so that a warp's lanes store to the
+        row of strip ``s`` goes to the boundaries' rows and column ``j = b*K``
+        to their columns (module docstring; ``rlen`` >= n+1, ``clen`` >= m+1: on the GPU
+        the batch's longest window and read plus one, so that a warp's lanes store to the
         same offsets whatever their lengths). Returns ``(distance, end_column)``; the
         distance is -1 when some row's minimum exceeds ``max_dist``. With
         ``store`` false no boundary is kept (distance only).
         """
+        q, qb, qs, m = read
+        n = window[3]
+        line, rowb, rows = row
+        (rbuf, cbuf), base, stride, _rlen, clen = bounds
         for j in range(n + 1):
-            row[rowb + j * rows] = 0 if infix else j
+            line[rowb + j * rows] = 0 if infix else j
         if store:
             for i in range(m + 1):
-                cbuf[cbb + i * cbs] = i
+                cbuf[base + i * stride] = i
         if m == 0:
             if store:  # an empty read's lane, stuck while its warp traces, reads row 0 of
                 for j in range(n + 1):  # strip 0 and of each quadrant column: keep them defined
-                    rbuf[rbb + j * rbs] = row[rowb + j * rows]
+                    rbuf[base + j * stride] = line[rowb + j * rows]
                     if j % K == 0 and (j < n or j == 0):
-                        cbuf[cbb + (j // K) * clen * cbs] = row[rowb + j * rows]
+                        cbuf[base + (j // K) * clen * stride] = line[rowb + j * rows]
             d0 = 0 if infix else n
             if max_dist >= 0 and d0 > max_dist:
                 return np.int32(-1), 0
@@ -241,18 +261,14 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         for s in range(nstrips):
             i0 = s * K
             h = min(K, m - i0)
-            rb0 = rbb + s * rlen * rbs
             for r in range(K):
                 strip[r] = i0 + r + 1
                 code = np.int32(q[qb + min(i0 + r, m - 1) * qs])
                 qk[r] = np.int32(-1) if code == n_code else code
             if h == K:
-                rowmin, best, best_j = sweep_full(t, tb, ts, n, m, i0, h, store, row, rowb, rows,
-                                                  rbuf, rb0, rbs, cbuf, cbb, cbs, clen, strip, qk)
+                rowmin, best, best_j = sweep_full(window, s, h, store, row, bounds, strip, qk)
             else:
-                rowmin, best, best_j = sweep_partial(t, tb, ts, n, m, i0, h, store, row, rowb,
-                                                     rows, rbuf, rb0, rbs, cbuf, cbb, cbs, clen,
-                                                     strip, qk)
+                rowmin, best, best_j = sweep_partial(window, s, h, store, row, bounds, strip, qk)
             if max_dist >= 0 and rowmin > max_dist:
                 abandoned = True
             if vote_all(abandoned):
@@ -260,7 +276,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         if abandoned:
             return np.int32(-1), 0
         if not infix:
-            best = row[rowb + n * rows]
+            best = line[rowb + n * rows]
             best_j = n
         if max_dist >= 0 and best > max_dist:
             return np.int32(-1), 0
@@ -272,8 +288,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
     close = device_jit(close_runs)
 
     @device_fn
-    def quadrant_moves(q, qb, qs, m, t, tb, ts, n, n_code, a, b,
-                       rbuf, rbb, rbs, rlen, cbuf, cbb, cbs, clen, tile, moves):
+    def quadrant_moves(read, window, n_code, a, b, bounds, tile, moves):
         """Recompute quadrant (a, b) from its stored top row and left column; keep moves only.
 
         Row by row in int32, the row above in ``tile`` (:func:`tile_size`: K+1 cells,
@@ -285,23 +300,26 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         a sequence's end (a done lane beside live ones still runs this) are N, never
         read; the trace never visits them.
         """
+        q, qb, qs, m = read
+        t, tb, ts, n = window
+        (rbuf, cbuf), base, stride, rlen, clen = bounds
         r0 = a * K
         c0 = b * K
         hr = min(K, m - r0)
         wc = min(K, n - c0)
         nc = np.int32(n_code)
         for c in range(KK):
-            tile[c] = rbuf[np.uint64(rbb + (a * rlen + c0 + min(c, wc)) * rbs)]
+            tile[c] = rbuf[np.uint64(base + (a * rlen + c0 + min(c, wc)) * stride)]
         for c in range(1, KK):
             jj = c0 + c - 1
             tile[KK + c] = np.int32(t[np.uint64(tb + jj * ts)]) if jj < n else nc
-        col = np.uint64(cbb + (b * clen + r0) * cbs)
-        nextLeft = np.int32(cbuf[col + np.uint64(min(1, hr) * cbs)])
+        col = np.uint64(base + (b * clen + r0) * stride)
+        nextLeft = np.int32(cbuf[col + np.uint64(min(1, hr) * stride)])
         nextQ = np.int32(q[np.uint64(qb + r0 * qs)]) if r0 < m else nc
         for r in range(1, KK):
             left = nextLeft
             qi = nextQ
-            nextLeft = np.int32(cbuf[col + np.uint64(min(r + 1, hr) * cbs)])  # a row early
+            nextLeft = np.int32(cbuf[col + np.uint64(min(r + 1, hr) * stride)])  # a row early
             ii = r0 + r
             nextQ = np.int32(q[np.uint64(qb + ii * qs)]) if ii < m else nc
             diag = tile[0]
@@ -324,14 +342,15 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 left = v
 
     @device_fn
-    def traceback(q, qb, qs, m, t, tb, ts, n, infix, n_code, eqx, end_j,
-                  rbuf, rbb, rbs, rlen, cbuf, cbb, cbs, clen, tile, moves, out, ob, os):
-        """Trace from (m, end_j) back through the quadrants; write the CIGAR.
+    def traceback(read, window, infix, n_code, eqx, end_j, bounds, tile, moves, out):
+        """Trace from (m, end_j) back through the quadrants; write the CIGAR to ``out``.
 
         Each quadrant takes a fixed 2K-1 steps; a lane that reaches the
         quadrant's top or left edge is stuck and its moves become no-ops.
         Returns ``(ref_start, n_ops)``.
         """
+        m = read[3]
+        n = window[3]
         i = m
         j = end_j
         nout = 0
@@ -344,8 +363,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 break
             a = (max(i, 1) - 1) // K
             b = (max(j, 1) - 1) // K
-            quadrant_moves(q, qb, qs, m, t, tb, ts, n, n_code, a, b,
-                           rbuf, rbb, rbs, rlen, cbuf, cbb, cbs, clen, tile, moves)
+            quadrant_moves(read, window, n_code, a, b, bounds, tile, moves)
             r0 = a * K
             c0 = b * K
             li = i - r0
@@ -361,16 +379,16 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
                 isleft = (mv & MV_DIR) == MV_LEFT
                 op = OP_I if isup else (OP_D if isleft else (OP_EQ + c if eqx else OP_M))
                 live = not done
-                nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, op, np.int32(live))
+                nout, cur_op, cur_len = emit(out, nout, cur_op, cur_len, op, np.int32(live))
                 li -= np.int32((isdiag | isup) & live)
                 lj -= np.int32((isdiag | isleft) & live)
             i = r0 + li
             j = c0 + lj
         if i > 0:
-            nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, OP_I, i)
+            nout, cur_op, cur_len = emit(out, nout, cur_op, cur_len, OP_I, i)
         if not infix:
-            nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, OP_D, j)
-        return (j if infix else 0), close(out, ob, os, nout, cur_op, cur_len)
+            nout, cur_op, cur_len = emit(out, nout, cur_op, cur_len, OP_D, j)
+        return (j if infix else 0), close(out, nout, cur_op, cur_len)
 
     return SimpleNamespace(K=K, cost=cost, forward=forward, spans=spans, emit=emit,
                            quadrant_moves=quadrant_moves, traceback=traceback,

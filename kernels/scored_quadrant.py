@@ -15,7 +15,9 @@ Conventions:
   ending in an insertion (a move along the read, CIGAR ``I``);
 * modes: :data:`GLOBAL` (both sequences end to end), :data:`INFIX` (the read end
   to end, free leading and trailing window bases), :data:`LOCAL`
-  (Smith–Waterman: ``H`` floored at 0, the best cell anywhere);
+  (Smith–Waterman: ``H`` floored at 0, the best cell anywhere); the per-pair functions take
+  them as one tuple, ``scoring = (mode, sub, A, go, ge, clip)`` (``clip``: local mode's clip
+  penalty), and the sequences, rows and boundaries bundled as :mod:`.quadrant` describes;
 * the forward pass keeps ``H`` and ``F`` on the top row of every strip of K
   read rows and ``H`` and ``E`` on the left column of every quadrant column
   (each array sized as :mod:`.quadrant`'s one boundary array);
@@ -192,19 +194,25 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
         strip): keep row ``h-1``, the read's last row, and its leftmost maximum. Neither:
         the inner strips of the end-to-end modes, which only fill. With ``store`` the strip's top row goes to
         ``rbH``/``rbF`` as the sweep reads it (no second pass over the row) and every K-th
-        column to ``cbH``/``cbE``. Hot indices are unsigned, so numba adds no
+        column to ``cbH``/``cbE`` (``bounds``). Hot indices are unsigned, so numba adds no
         negative-index wraparound to them. The row above and the window letter of
         column j+1 are loaded while column j is computed: on the GPU the row is
         thread-local memory, and the wait for it was most of the kernel's stalls.
         Returns ``(best, best_j, last)``: the best of row ``h-1``, its column and its
         value in the last column (``track_last`` only).
         """
-        def sweep(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb, rows, work, h, edge_h, store,
-                  rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, col_stride, neg):
+        def sweep(window, sub, gaps, row, work, s, h, edge_h, store, bounds, neg):
+            t, tb, ts, n = window
+            oe, ge = gaps
+            rowH, rowF, rowb, rows = row
+            (rbH, rbF, cbH, cbE), base, stride, rlen, clen = bounds
+            i0 = s * K
+            cb0 = base + (i0 + 1) * stride
+            col_stride = clen * stride
             diag = np.int32(rowH[rowb])
-            rbj = np.uint64(rb0)
-            step = np.uint64(rbs)
-            cstep = np.uint64(cbs)
+            rbj = np.uint64(base + s * rlen * stride)
+            step = np.uint64(stride)
+            cstep = np.uint64(stride)
             if store:
                 rbH[rbj] = diag
                 rbF[rbj] = rowF[rowb]
@@ -269,17 +277,15 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
     sweep_last = make_sweep(False, True)
 
     @device_fn
-    def forward(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, clip, store,
-                rowH, rowF, rowb, rows, rbH, rbF, rbb, rbs, rlen, cbH, cbE, cbb, cbs, clen, work,
-                neg):
+    def forward(read, window, scoring, store, row, bounds, work, neg):
         """Fill H, E, F in strips of K rows, keeping only quadrant boundaries.
 
         ``rowH``/``rowF`` hold one row (n+1 cells); ``work`` (5K int32) the strip's
         current column of H and of E, its read codes times ``A`` (the rows of
         ``sub`` it reads) and, in local mode, each row's best score and column.
-        The top row of strip ``s`` goes to ``rbH``/``rbF[s*rlen + j]``, column
-        ``j = b*K`` to ``cbH``/``cbE[b*clen + i]`` (when ``store``; ``rlen`` >= n+1 and
-        ``clen`` >= m+1 as in :func:`.quadrant.build`'s ``forward``). All cell
+        The top row of strip ``s`` goes to ``rbH``/``rbF``, column ``j = b*K`` to
+        ``cbH``/``cbE`` (when ``store``; ``bounds`` as in :func:`.quadrant.build`'s
+        ``forward``). All cell
         arithmetic is int32; the rows and boundaries may be int16 or int32 arrays,
         ``neg`` their minus infinity (:data:`NEG16` or :data:`NEG`; values are read as
         int32). Local mode with a clip penalty ``clip`` (L): an
@@ -288,6 +294,11 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
         best cell maximises the score minus L per clipped end; that is the score
         returned. Returns ``(score, end_i, end_j)``.
         """
+        q, qb, qs, m = read
+        n = window[3]
+        mode, sub, A, go, ge, clip = scoring
+        rowH, rowF, rowb, rows = row
+        (rbH, rbF, cbH, cbE), base, stride, _rlen, clen = bounds
         go = np.int32(go)
         ge = np.int32(ge)
         oe = np.int32(go + ge)
@@ -298,16 +309,16 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
             rowF[rowb + j * rows] = neg
         if store:
             for i in range(m + 1):
-                cbH[cbb + i * cbs] = top if i == 0 else edge(mode, i, go, ge)
-                cbE[cbb + i * cbs] = neg
+                cbH[base + i * stride] = top if i == 0 else edge(mode, i, go, ge)
+                cbE[base + i * stride] = neg
         if m == 0:
             if store:  # an empty read's lane, stuck while its warp traces, reads row 0 of
                 for j in range(n + 1):  # strip 0 and of each quadrant column: keep them defined
-                    rbH[rbb + j * rbs] = rowH[rowb + j * rows]
-                    rbF[rbb + j * rbs] = neg
+                    rbH[base + j * stride] = rowH[rowb + j * rows]
+                    rbF[base + j * stride] = neg
                     if j % K == 0 and (j < n or j == 0):
-                        cbH[cbb + (j // K) * clen * cbs] = rowH[rowb + j * rows]
-                        cbE[cbb + (j // K) * clen * cbs] = neg
+                        cbH[base + (j // K) * clen * stride] = rowH[rowb + j * rows]
+                        cbE[base + (j // K) * clen * stride] = neg
             if mode == GLOBAL:
                 return np.int32(rowH[rowb + n * rows]), 0, n
             return np.int32(0), 0, 0
@@ -315,10 +326,10 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
         bi = 0
         bj = 0
         nstrips = (m + K - 1) // K
+        gaps = (oe, ge)
         for s in range(nstrips):
             i0 = s * K
             h = min(K, m - i0)
-            rb0 = rbb + s * rlen * rbs
             for r in range(K):
                 work[r] = edge(mode, i0 + r + 1, go, ge)
                 work[K + r] = NEG
@@ -326,10 +337,8 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
                 work[3 * K + r] = np.int32(NO_CELL) if keyed else np.int32(0)  # H 0, column 0
                 work[4 * K + r] = 0
             edge_h = edge(mode, i0 + h, go, ge)
-            cb0 = cbb + (i0 + 1) * cbs
             if mode == LOCAL:
-                sweep_local(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb, rows, work, h, edge_h,
-                            store, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs, neg)
+                sweep_local(window, sub, gaps, row, work, s, h, edge_h, store, bounds, neg)
                 for r in range(K):
                     key = work[3 * K + r]
                     row_h = key >> np.int32(KEY_BITS) if keyed else key
@@ -340,12 +349,10 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
                         bj = (np.int32(NO_CELL) - (key & np.int32(NO_CELL)) if keyed
                               else work[4 * K + r])
             elif i0 + h < m:
-                sweep_fill(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb, rows, work, h, edge_h,
-                           store, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs, neg)
+                sweep_fill(window, sub, gaps, row, work, s, h, edge_h, store, bounds, neg)
             else:
-                row_best, row_j, last = sweep_last(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb,
-                                                   rows, work, h, edge_h, store, rbH, rbF, rb0,
-                                                   rbs, cbH, cbE, cb0, cbs, clen * cbs, neg)
+                row_best, row_j, last = sweep_last(window, sub, gaps, row, work, s, h, edge_h,
+                                                   store, bounds, neg)
                 if mode == GLOBAL:
                     return last, m, n
                 best = row_best
@@ -361,8 +368,7 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
     def make_moves(local: bool):
         """:func:`quadrant_moves` for local mode or for the end-to-end modes (compile time:
         only local mode floors H at 0 and marks the cells where H is 0)."""
-        def quadrant_moves(q, qb, qs, m, t, tb, ts, n, sub, A, go, ge, n_code, a, b,
-                           rbH, rbF, rbb, rbs, rlen, cbH, cbE, cbb, cbs, clen, tile, moves):
+        def quadrant_moves(read, window, scoring, n_code, a, b, bounds, tile, moves):
             """Recompute quadrant (a, b) from its stored top row and left column; keep moves only.
 
             Row by row, H and F of the row above in ``tile`` (:func:`tile_size` int32), the
@@ -378,6 +384,10 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
             instead of reading past the sequence; the trace never visits them. Row r+1's
             left cells and read code are loaded while row r is computed.
             """
+            q, qb, qs, m = read
+            t, tb, ts, n = window
+            _mode, sub, A, go, ge, _clip = scoring
+            (rbH, rbF, cbH, cbE), base, stride, rlen, clen = bounds
             r0 = a * K
             c0 = b * K
             hr = min(K, m - r0)
@@ -387,14 +397,14 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
             oe = np.int32(go + ge)
             nc = np.int32(n_code)
             for c in range(KK):
-                x = np.uint64(rbb + (a * rlen + c0 + min(c, wc)) * rbs)
+                x = np.uint64(base + (a * rlen + c0 + min(c, wc)) * stride)
                 tile[c] = np.int32(rbH[x])
                 tile[KK + c] = np.int32(rbF[x])
             for c in range(1, KK):
                 jj = c0 + c - 1
                 tile[2 * KK + c] = np.int32(t[np.uint64(tb + jj * ts)]) if jj < n else 0
-            col = np.uint64(cbb + (b * clen + r0) * cbs)
-            x = col + np.uint64(min(1, hr) * cbs)
+            col = np.uint64(base + (b * clen + r0) * stride)
+            x = col + np.uint64(min(1, hr) * stride)
             nextH = np.int32(cbH[x])
             nextE = np.int32(cbE[x])
             nextQ = np.int32(q[np.uint64(qb + r0 * qs)]) if r0 < m else np.int32(0)
@@ -402,7 +412,7 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
                 leftH = nextH
                 leftE = nextE
                 qi = nextQ
-                x = col + np.uint64(min(r + 1, hr) * cbs)  # row r+1's loads, a row early
+                x = col + np.uint64(min(r + 1, hr) * stride)  # row r+1's loads, a row early
                 nextH = np.int32(cbH[x])
                 nextE = np.int32(cbE[x])
                 ii = r0 + r
@@ -442,15 +452,17 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
     moves_ends = make_moves(False)
 
     @device_fn
-    def traceback(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, n_code, eqx, end_i, end_j,
-                  rbH, rbF, rbb, rbs, rlen, cbH, cbE, cbb, cbs, clen, tile, moves, out, ob, os):
-        """Trace from (end_i, end_j) back through the quadrants; write the CIGAR.
+    def traceback(read, window, scoring, n_code, eqx, end_i, end_j, bounds, tile, moves, out):
+        """Trace from (end_i, end_j) back through the quadrants; write the CIGAR to ``out``.
 
         Each quadrant is recomputed into its K x K move bytes (:func:`quadrant_moves`)
         and walked in at most 2K-1 steps, one cell each; a lane that is done (at the
         quadrant's top or left edge, or stopped) is stuck and its moves are no-ops
         until the warp vote ends the loop. Returns ``(read_start, window_start, n_ops, nm)``.
         """
+        m = read[3]
+        n = window[3]
+        mode = scoring[0]
         i = end_i
         j = end_j
         st = ST_H
@@ -460,7 +472,7 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
         cur_op = -1
         cur_len = 0
         if mode == LOCAL:
-            nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, OP_S, m - end_i)
+            nout, cur_op, cur_len = emit(out, nout, cur_op, cur_len, OP_S, m - end_i)
         nquads = (m + K - 1) // K + (n + K - 1) // K + 1
         for _ in range(nquads):
             qdone = (i == 0) | (j == 0) | stopped
@@ -469,11 +481,9 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
             a = (max(i, 1) - 1) // K
             b = (max(j, 1) - 1) // K
             if mode == LOCAL:
-                moves_local(q, qb, qs, m, t, tb, ts, n, sub, A, go, ge, n_code, a, b, rbH, rbF,
-                            rbb, rbs, rlen, cbH, cbE, cbb, cbs, clen, tile, moves)
+                moves_local(read, window, scoring, n_code, a, b, bounds, tile, moves)
             else:
-                moves_ends(q, qb, qs, m, t, tb, ts, n, sub, A, go, ge, n_code, a, b, rbH, rbF,
-                           rbb, rbs, rlen, cbH, cbE, cbb, cbs, clen, tile, moves)
+                moves_ends(read, window, scoring, n_code, a, b, bounds, tile, moves)
             r0 = a * K
             c0 = b * K
             li = i - r0
@@ -492,7 +502,7 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
                 op = OP_I if up else (OP_D if left else (OP_EQ + np.int32(not same) if eqx else OP_M))
                 ext = (mv & (MV_F_EXT if up else MV_E_EXT)) != 0
                 live = not done
-                nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, op,
+                nout, cur_op, cur_len = emit(out, nout, cur_op, cur_len, op,
                                              np.int32(live))
                 nm += np.int32(live and (up or left or not same))
                 if live:
@@ -502,16 +512,16 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
             i = r0 + li
             j = c0 + lj
         if not stopped and mode != LOCAL:
-            nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, OP_I, i)
+            nout, cur_op, cur_len = emit(out, nout, cur_op, cur_len, OP_I, i)
             nm += i
             if mode == GLOBAL:
-                nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, OP_D, j)
+                nout, cur_op, cur_len = emit(out, nout, cur_op, cur_len, OP_D, j)
                 nm += j
                 j = 0
             i = 0
         if mode == LOCAL:
-            nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, OP_S, i)
-        return i, j, close(out, ob, os, nout, cur_op, cur_len), nm
+            nout, cur_op, cur_len = emit(out, nout, cur_op, cur_len, OP_S, i)
+        return i, j, close(out, nout, cur_op, cur_len), nm
 
     return SimpleNamespace(K=K, tag=tag, score=score, edge=edge, forward=forward, emit=emit,
                            traceback=traceback,

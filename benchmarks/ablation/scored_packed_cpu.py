@@ -34,17 +34,16 @@ def scored_packed_chunk_source(K: int, device_jit=None, vote=vote_alone):
     plain = jit(scored_chunk(K, ns, finish))  # the same compiled traceback as the packed pairs'
     TILE = scored_quadrant.tile_size(K)
 
-    def align_packed_chunk(q, qoff, t, toff, order, lo, hi, mode, sub, A, go, ge, clip, n_code,
-                           eqx, with_cigar, slot_off, slots, score, q_start, q_end, ref_start,
-                           ref_end, n_ops, nm):
+    def align_packed_chunk(seqs, lo, hi, scoring, job, outs):
         """Align pairs ``order[lo:hi]``, two at a time where they pack."""
+        q, qoff, t, toff, order = seqs
+        mode, sub, A, go, ge, clip = scoring
+        with_cigar = job[2]
         mmax, nmax = longest(qoff, toff, order, lo, hi)
         if not packs(mode, A, sub.max(), sub.min(), go, ge, clip, mmax, nmax):
-            plain(q, qoff, t, toff, order, lo, hi, mode, sub, A, go, ge, clip, n_code, eqx,
-                  with_cigar, slot_off, slots, score, q_start, q_end, ref_start, ref_end, n_ops,
-                  nm)
+            plain(seqs, lo, hi, scoring, job, outs)
             return
-        sub2 = table(sub, A)
+        scoring2 = (mode, table(sub, A), A, go, ge, clip)
         row = np.empty(nmax + 1, np.uint32)
         rs = row_size(mmax, nmax, K)
         cs = col_size(mmax, nmax, K)
@@ -53,23 +52,19 @@ def scored_packed_chunk_source(K: int, device_jit=None, vote=vote_alone):
         halves = (words[0].view(np.int16), words[1].view(np.int16), words[2].view(np.int16),
                   words[3].view(np.int16))
         work = np.empty(4 * S, np.uint32)
-        tile = np.empty(TILE, np.int32)
-        moves = np.empty(K * K, np.uint8)
+        scratch = (np.empty(TILE, np.int32), np.empty(K * K, np.uint8))
         for x in range(lo, hi, 2):
             y = min(x + 1, hi - 1)
             qa, ma, ta, na = pair(qoff, toff, order[x])
             qb, mb, tb, nb = pair(qoff, toff, order[y])
             rlen = max(na, nb) + 1
             clen = max(ma, mb) + 1
-            sa, ia, ja, sb, ib, jb = forward2(q, qa, qb, ma, mb, t, ta, tb, na, nb, sub2, A, go,
-                                              ge, clip, with_cigar, row, words[0], words[1],
-                                              0, 1, rlen, words[2], words[3], 0, 1, clen, work)
-            finish(x, qa, ma, ta, na, sa, ia, ja, q, t, mode, sub, A, go, ge, n_code, eqx,
-                   with_cigar, halves, 0, 2, rlen, clen, tile, moves, slot_off, slots, score,
-                   q_start, q_end, ref_start, ref_end, n_ops, nm)
+            sa, ia, ja, sb, ib, jb = forward2((q, qa, qb, ma, mb), (t, ta, tb, na, nb), scoring2,
+                                              with_cigar, row, (words, 0, 1, rlen, clen), work)
+            finish(x, (q, qa, 1, ma), (t, ta, 1, na), (sa, ia, ja), scoring, job,
+                   (halves, 0, 2, rlen, clen), scratch, outs)
             if y != x:
-                finish(y, qb, mb, tb, nb, sb, ib, jb, q, t, mode, sub, A, go, ge, n_code, eqx,
-                       with_cigar, halves, 1, 2, rlen, clen, tile, moves, slot_off, slots, score,
-                       q_start, q_end, ref_start, ref_end, n_ops, nm)
+                finish(y, (q, qb, 1, mb), (t, tb, 1, nb), (sb, ib, jb), scoring, job,
+                       (halves, 1, 2, rlen, clen), scratch, outs)
 
     return align_packed_chunk

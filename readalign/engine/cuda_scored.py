@@ -95,12 +95,12 @@ def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m
         words = tuple(a[:size * lanes].view(np.uint32)
                       for a, size in zip(arrays, (rows, rows, cols, cols), strict=True))
         launch(scored_packed_kernels(k)[role], _blocks((count + 1) // 2), THREADS_PER_BLOCK,
-               pool.stream, *seqs, table, sc.size, sc.gap_open, sc.gap_extend, sc.clip, *words,
-               *layout, score, end_i, end_j)
+               pool.stream, tuple(seqs), (sc.mode, table, sc.size, sc.gap_open, sc.gap_extend,
+                                          sc.clip), words + layout, (score, end_i, end_j))
     else:
         launch(scored_kernels(k, narrow=narrow)[role], _blocks(count), THREADS_PER_BLOCK,
-               pool.stream, *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, sc.clip,
-               *arrays, *layout, score, end_i, end_j)
+               pool.stream, tuple(seqs), (sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend,
+                                          sc.clip), arrays + layout, (score, end_i, end_j))
     return arrays + layout, score, end_i, end_j
 
 
@@ -125,8 +125,8 @@ def launch_traceback(pool: DevicePool, dev: tuple, job: Job, k: int, fwd: tuple,
     *seqs, sub = dev
     narrow = bufs[0].dtype == np.int16
     launch(scored_kernels(k, narrow=narrow)[2], _blocks(count), THREADS_PER_BLOCK, pool.stream,
-           *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, job.n_code, job.eqx, *bufs,
-           end_i, end_j, out[0], *out[1:])
+           tuple(seqs), (sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, sc.clip),
+           (job.n_code, job.eqx), bufs, (end_i, end_j), out)
     return out
 
 

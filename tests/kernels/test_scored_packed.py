@@ -251,12 +251,13 @@ def _boundaries(forward, q, t, K, sc):
     m, n = len(q), len(t)
     rows = np.empty(scored_quadrant.boundary_row_size(m, n, K), np.int32)
     cols = np.empty(scored_quadrant.boundary_col_size(m, n, K), np.int32)
-    rbH, rbF, cbH, cbE = rows.copy(), rows.copy(), cols.copy(), cols.copy()
+    arrays = (rows.copy(), rows.copy(), cols.copy(), cols.copy())
     work = np.empty(5 * K, np.int32)
-    out = forward(q, 0, 1, m, t, 0, 1, n, LOCAL, sc.flat(), 5, sc.gap_open, sc.gap_extend,
-                  sc.clip_penalty, True, np.empty(n + 1, np.int32), np.empty(n + 1, np.int32), 0,
-                  1, rbH, rbF, 0, 1, n + 1, cbH, cbE, 0, 1, m + 1, work, NEG)
-    return out, (rbH, rbF, cbH, cbE)
+    scores = (LOCAL, sc.flat(), 5, sc.gap_open, sc.gap_extend, sc.clip_penalty)
+    out = forward((q, 0, 1, m), (t, 0, 1, n), scores, True,
+                  (np.empty(n + 1, np.int32), np.empty(n + 1, np.int32), 0, 1),
+                  (arrays, 0, 1, n + 1, m + 1), work, NEG)
+    return out, arrays
 
 
 def _inf(x):
@@ -279,9 +280,10 @@ def check_two_pairs(ra: str, wa: str, rb: str, wb: str, k: int, sc, strip: int =
     rows = scored_quadrant.boundary_row_size(M, N, k)
     cols = scored_quadrant.boundary_col_size(M, N, k)
     words = [np.zeros(size, np.uint32) for size in (rows, rows, cols, cols)]
-    got = forward2(q, 0, ma, ma, mb, t, 0, na, na, nb, scored_packed.pair_table(sc.flat(), 5), 5,
-                   sc.gap_open, sc.gap_extend, sc.clip_penalty, True, np.empty(N + 1, np.uint32),
-                   words[0], words[1], 0, 1, N + 1, words[2], words[3], 0, 1, M + 1,
+    scores = (LOCAL, scored_packed.pair_table(sc.flat(), 5), 5, sc.gap_open, sc.gap_extend,
+              sc.clip_penalty)
+    got = forward2((q, 0, ma, ma, mb), (t, 0, na, na, nb), scores, True,
+                   np.empty(N + 1, np.uint32), (tuple(words), 0, 1, N + 1, M + 1),
                    np.empty(4 * strip, np.uint32))
     halves = [w.view(np.int16).reshape(-1, 2) for w in words]
     for lane, (rq, wt, m, n) in enumerate(((codes[0], codes[2], ma, na),
