@@ -163,13 +163,13 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
             t, ta, tb, na, nb = windows
             sub2, A = table
             oe2, ge2, neg2, cap2, edge = words
-            (rbH, rbF, cbH, cbE), base, stride, rlen, clen = bounds
+            arrays, base, stride, rlen, clen = bounds
+            rbH, rbF, _cbH, _cbE = arrays
             cb0 = base + (i0 + 1) * stride
             col_stride = clen * stride
             diag, corner_f = row_load(row[0])
             rbj = np.uint64(base + (i0 // K) * rlen * stride)
             step = np.uint64(stride)
-            cstep = np.uint64(stride)
             qstep = np.uint64(rlen * stride)
             if store:
                 rbH[rbj] = diag
@@ -218,7 +218,7 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
                     aboveF = f
                 row[j] = row_store(aboveH, aboveF, cap2)
                 if store and j % K == 0 and j < N:
-                    store_column(cbH, cbE, work, np.uint64(cb0 + (j // K) * col_stride), cstep, h)
+                    store_column(arrays, work, cb0 + (j // K) * col_stride, stride, h)
 
         kind = ("ragged" if ragged else "even") + ("_store" if store else "")
         return device_jit(named_for(sweep2, f"{tag}_{kind}"))
