@@ -1,7 +1,7 @@
 """Kernel-only timing of the packed distance pass (two pairs a thread, 16-bit cells).
 
 Issue 16's ablation: the same pairs through the 32-bit distance-only forward pass and through
-:mod:`kernels.packed`, with Hopper's 16x2 min instructions (DPX) and with plain integer
+:mod:`benchmarks.ablation.packed`, with Hopper's 16x2 min instructions (DPX) and with plain integer
 arithmetic in their place; distances and end columns of the two passes are compared pair by
 pair.
 """
@@ -45,11 +45,12 @@ def time_packed(reads, windows, infix: bool, k: int, repeats: int = 5) -> dict:
     pairs whose distance or end column differ from the 32-bit pass's."""
     from numba import cuda
     from readalign.kernels.cuda import launch
-    from readalign.kernels.cuda_packed import packed_kernel
-    from readalign.kernels.packed_pairs import pair_up
 
     from readalign.engine.gpu import edit, sizing
     from readalign.runtime.gpu_memory import DevicePool
+
+    from .ablation.cuda_packed import packed_kernel
+    from .ablation.packed_pairs import pair_up
 
     q, t = pack_dna(reads), pack_dna(windows)
     order = np.lexsort((t.lengths, q.lengths)).astype(np.int64)

@@ -26,27 +26,33 @@ import tempfile
 import types
 
 from numba import bool_, cuda, int16, int32, int64, uint8, uint32
+from numba.types import Tuple
+from readalign.kernels import cuda as kcuda
 
-from kernels import cuda as kcuda
-from kernels import cuda_packed
+from benchmarks.ablation import cuda_packed
 
 I64 = int64[::1]
 I32 = int32[::1]
 SEQ = uint8[::1]
 I16 = int16[::1]
-SCORED_FORWARD = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, int64, I16, I16, I16, I16,
-                  int64, int64, int64, I32, I64, I64)
-"""The scored kernels as the GPU runs them on batches whose values fit int16."""
-SCORED_TRACEBACK = (SEQ, I64, SEQ, I64, int64, I32, int64, int64, int64, int64, bool_, I16, I16,
-                    I16, I16, int64, int64, int64, I64, I64, uint32[::1], I64, I64, I64, I64)
 U32 = uint32[::1]
-SCORED_PACKED_FORWARD = (SEQ, I64, SEQ, I64, U32, int64, int64, int64, int64, U32, U32, U32, U32,
-                         int64, int64, int64, I32, I64, I64)
+SEQS = Tuple((SEQ, I64, SEQ, I64))
+SCORING = Tuple((int64, I32, int64, int64, int64, int64))
+SCORED_BOUNDS = Tuple((I16, I16, I16, I16, int64, int64, int64))
+SCORED_ENDS = Tuple((I32, I64, I64))
+SCORED_FORWARD = (SEQS, SCORING, SCORED_BOUNDS, SCORED_ENDS)
+"""The scored kernels as the GPU runs them on batches whose values fit int16."""
+SCORED_TRACEBACK = (SEQS, SCORING, Tuple((int64, bool_)), SCORED_BOUNDS, Tuple((I64, I64)),
+                    Tuple((U32, I64, I64, I64, I64)))
+SCORED_PACKED_FORWARD = (SEQS, Tuple((int64, U32, int64, int64, int64, int64)),
+                         Tuple((U32, U32, U32, U32, int64, int64, int64)), SCORED_ENDS)
 """The packed local pass (two pairs per thread) as the GPU runs it on DNA batches it admits."""
-EDIT_FORWARD = (SEQ, I64, SEQ, I64, I64, bool_, int64, int64, bool_, I16, I16, int64, int64, I32,
-                I64, I64)
-EDIT_TRACEBACK = (SEQ, I64, SEQ, I64, I64, bool_, int64, bool_, I16, I16, int64, int64, I32, I64,
-                  I64, I64, uint32[::1], I64)
+EDIT_SEQS = Tuple((SEQ, I64, SEQ, I64, I64))
+EDIT_BOUNDS = Tuple((I16, I16, int64, int64))
+EDIT_ENDS = Tuple((I32, I64, I64))
+EDIT_FORWARD = (EDIT_SEQS, Tuple((bool_, int64, int64, bool_)), EDIT_BOUNDS, EDIT_ENDS)
+EDIT_TRACEBACK = (EDIT_SEQS, Tuple((bool_, int64, bool_)), EDIT_BOUNDS, EDIT_ENDS,
+                  Tuple((I64, U32, I64)))
 PACKED_FORWARD = (SEQ, I64, SEQ, I64, I64, I64, bool_, int64, int64, I32, I64)
 
 

@@ -94,7 +94,7 @@ def _event_seconds(launch, stream) -> float:
 
 
 def _dense_kernel_time(queries, choices, md) -> float:
-    """Kernel-only seconds of every dense row block (``distance.cuda.launch_rows``), no copies."""
+    """Kernel-only seconds of every dense row block (``words.gpu_blocks.launch_rows``), no copies."""
     from numba import cuda
 
     from readalign.words import cdist as words

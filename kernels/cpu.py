@@ -17,13 +17,13 @@ from functools import cache
 import numpy as np
 from numba import njit
 
-from . import lanes16, scored_packed, scored_quadrant
+from . import scored_quadrant
 from .disk_cache import cache_by_source, named_for
 from .quadrant import build, pair_bounds, pair_spans, tile_size
 
 
 @njit(cache=True)
-def _longest(qoff, toff, order, lo, hi):
+def longest(qoff, toff, order, lo, hi):
     """The longest read and window among pairs ``order[lo:hi]`` (a chunk's scratch sizes)."""
     mmax = 0
     nmax = 0
@@ -64,14 +64,18 @@ def chunk_source(K: int, device_jit=None, vote=vote_alone):
     row_size = ns.row_size
     col_size = ns.col_size
 
-    def align_chunk(q, qoff, t, toff, order, lo, hi, infix, max_dist, n_code, eqx,
-                    with_cigar, slot_off, slots, dist, ref_start, ref_end, n_ops):
-        """Align pairs ``order[lo:hi]``.
+    def align_chunk(seqs, lo, hi, job, outs):
+        """Align pairs ``order[lo:hi]`` of ``seqs`` (``(q, qoff, t, toff, order)``) for ``job``
+        (``(infix, max_dist, n_code, eqx, with_cigar)``).
 
-        Results go to position ``x`` of the output arrays for pair ``order[x]``;
-        its CIGAR to ``slots[slot_off[x]:]``, ``n_ops[x]`` runs long.
+        ``outs`` are ``(slot_off, slots, dist, ref_start, ref_end, n_ops)``: results go to
+        position ``x`` for pair ``order[x]``; its CIGAR to ``slots[slot_off[x]:]``,
+        ``n_ops[x]`` runs long.
         """
-        mmax, nmax = _longest(qoff, toff, order, lo, hi)
+        q, qoff, t, toff, order = seqs
+        infix, max_dist, n_code, eqx, with_cigar = job
+        slot_off, slots, dist, ref_start, ref_end, n_ops = outs
+        mmax, nmax = longest(qoff, toff, order, lo, hi)
         row = np.empty(nmax + 1, np.int32)
         if with_cigar:
             rbuf = np.empty(row_size(mmax, nmax, K), np.int32)
@@ -85,16 +89,17 @@ def chunk_source(K: int, device_jit=None, vote=vote_alone):
         moves = np.empty(K * K, np.uint8)
         for x in range(lo, hi):
             qb, m, tb, n = _pair(qoff, toff, order[x])
-            d, end_j = forward(q, qb, 1, m, t, tb, 1, n, infix, max_dist, n_code,
-                               with_cigar, row, 0, 1, rbuf, 0, 1, n + 1, cbuf, 0, 1, m + 1,
-                               strip, qk)
+            read = (q, qb, 1, m)
+            window = (t, tb, 1, n)
+            bounds = ((rbuf, cbuf), 0, 1, n + 1, m + 1)
+            d, end_j = forward(read, window, infix, max_dist, n_code, with_cigar, (row, 0, 1),
+                               bounds, strip, qk)
             start = -1
             k_ops = 0
             traced = with_cigar and d >= 0
             if traced:
-                start, k_ops = traceback(q, qb, 1, m, t, tb, 1, n, infix, n_code, eqx,
-                                         end_j, rbuf, 0, 1, n + 1, cbuf, 0, 1, m + 1, tile,
-                                         moves, slots, slot_off[x], 1)
+                start, k_ops = traceback(read, window, infix, n_code, eqx, end_j, bounds, tile,
+                                         moves, (slots, slot_off[x], 1))
             dist[x] = d
             ref_start[x], ref_end[x] = spans(d, end_j, start, traced, infix)
             n_ops[x] = k_ops
@@ -120,10 +125,11 @@ def vote_never(done):
     return False
 
 
-def _scored_finisher(jit, ns):
+def scored_finisher(jit, ns):
     """The compiled step that writes pair ``z``'s results: its forward pass's score and end
-    cell and, with CIGARs, its traceback (``ns.traceback``) from the boundaries ``bounds``
-    (``rbH, rbF, cbH, cbE``; its elements at ``base + e * stride``).
+    cell ``end`` and, with CIGARs, its traceback (``ns.traceback``) from the boundaries
+    ``bounds`` (as :mod:`.quadrant` bundles them), into the chunk's outputs ``outs``
+    (:func:`scored_chunk_source`'s kernel's).
 
     Named for ``ns.tag`` as the functions it calls are: two cached kernels compiled in
     different processes may number their functions alike, and a process that loaded both
@@ -131,9 +137,10 @@ def _scored_finisher(jit, ns):
     """
     traceback = ns.traceback
 
-    def finish(z, qz, mz, tz, nz, sz, iz, jz, q, t, mode, sub, A, go, ge, n_code, eqx,
-               with_cigar, bounds, base, stride, rlen, clen, tile, moves, slot_off, slots, score,
-               q_start, q_end, ref_start, ref_end, n_ops, nm):
+    def finish(z, read, window, end, scoring, job, bounds, scratch, outs):
+        sz, iz, jz = end
+        n_code, eqx, with_cigar = job
+        slot_off, slots, score, q_start, q_end, ref_start, ref_end, n_ops, nm = outs
         score[z] = sz
         q_end[z] = iz
         ref_end[z] = jz
@@ -143,10 +150,9 @@ def _scored_finisher(jit, ns):
             n_ops[z] = 0
             nm[z] = -1
             return
-        rbH, rbF, cbH, cbE = bounds
-        si, sj, k_ops, d = traceback(q, qz, 1, mz, t, tz, 1, nz, mode, sub, A, go, ge, n_code,
-                                     eqx, iz, jz, rbH, rbF, base, stride, rlen, cbH, cbE, base,
-                                     stride, clen, tile, moves, slots, slot_off[z], 1)
+        tile, moves = scratch
+        si, sj, k_ops, d = traceback(read, window, scoring, n_code, eqx, iz, jz, bounds, tile,
+                                     moves, (slots, slot_off[z], 1))
         q_start[z] = si
         ref_start[z] = sj
         n_ops[z] = k_ops
@@ -166,102 +172,43 @@ def scored_chunk_source(K: int, device_jit=None, vote=vote_alone, keyed: bool = 
     """
     jit = device_jit or njit(cache=False)
     ns = scored_quadrant.build(jit, vote, K, keyed)
-    return _scored_chunk(K, ns, _scored_finisher(jit, ns))
+    return scored_chunk(K, ns, scored_finisher(jit, ns))
 
 
-def _scored_chunk(K: int, ns, finish):
+def scored_chunk(K: int, ns, finish):
     """:func:`scored_chunk_source`'s kernel over the per-pair functions ``ns`` (of
-    :func:`.scored_quadrant.build`) and ``finish`` (:func:`_scored_finisher`)."""
+    :func:`.scored_quadrant.build`) and ``finish`` (:func:`scored_finisher`)."""
     forward = ns.forward
     row_size = ns.row_size
     col_size = ns.col_size
     TILE = scored_quadrant.tile_size(K)
 
-    def align_scored_chunk(q, qoff, t, toff, order, lo, hi, mode, sub, A, go, ge, clip, n_code, eqx,
-                           with_cigar, slot_off, slots, score, q_start, q_end, ref_start,
-                           ref_end, n_ops, nm):
-        """Align pairs ``order[lo:hi]``; results at ``x`` for pair ``order[x]``."""
-        mmax, nmax = _longest(qoff, toff, order, lo, hi)
+    def align_scored_chunk(seqs, lo, hi, scoring, job, outs):
+        """Align pairs ``order[lo:hi]`` of ``seqs`` (``(q, qoff, t, toff, order)``) with
+        ``scoring`` (``(mode, sub, A, go, ge, clip)``) for ``job`` (``(n_code, eqx,
+        with_cigar)``). ``outs`` are ``(slot_off, slots, score, q_start, q_end, ref_start,
+        ref_end, n_ops, nm)``: results at ``x`` for pair ``order[x]``."""
+        q, qoff, t, toff, order = seqs
+        with_cigar = job[2]
+        mmax, nmax = longest(qoff, toff, order, lo, hi)
         rowH = np.empty(nmax + 1, np.int32)
         rowF = np.empty(nmax + 1, np.int32)
         rs = row_size(mmax, nmax, K) if with_cigar else 1
         cs = col_size(mmax, nmax, K) if with_cigar else 1
-        bounds = (np.empty(rs, np.int32), np.empty(rs, np.int32), np.empty(cs, np.int32),
+        arrays = (np.empty(rs, np.int32), np.empty(rs, np.int32), np.empty(cs, np.int32),
                   np.empty(cs, np.int32))
         work = np.empty(5 * K, np.int32)
-        tile = np.empty(TILE, np.int32)
-        moves = np.empty(K * K, np.uint8)
+        scratch = (np.empty(TILE, np.int32), np.empty(K * K, np.uint8))
         for x in range(lo, hi):
             qb, m, tb, n = _pair(qoff, toff, order[x])
-            sc, ei, ej = forward(q, qb, 1, m, t, tb, 1, n, mode, sub, A, go, ge, clip, with_cigar,
-                                 rowH, rowF, 0, 1, bounds[0], bounds[1], 0, 1, n + 1, bounds[2],
-                                 bounds[3], 0, 1, m + 1, work, scored_quadrant.NEG)
-            finish(x, qb, m, tb, n, sc, ei, ej, q, t, mode, sub, A, go, ge, n_code, eqx,
-                   with_cigar, bounds, 0, 1, n + 1, m + 1, tile, moves, slot_off, slots, score,
-                   q_start, q_end, ref_start, ref_end, n_ops, nm)
+            read = (q, qb, 1, m)
+            window = (t, tb, 1, n)
+            bounds = (arrays, 0, 1, n + 1, m + 1)
+            end = forward(read, window, scoring, with_cigar, (rowH, rowF, 0, 1), bounds, work,
+                          scored_quadrant.NEG)
+            finish(x, read, window, end, scoring, job, bounds, scratch, outs)
 
     return align_scored_chunk
-
-
-def scored_packed_chunk_source(K: int, device_jit=None, vote=vote_alone):
-    """The scored chunk kernel with the GPU's packed forward pass (:mod:`.scored_packed`):
-    neighbouring pairs of a chunk that :func:`.scored_packed.packs` admits run two at a time
-    in 16-bit halves, their boundaries side by side as on the GPU, and each is traced alone
-    from them; other chunks run as :func:`scored_chunk_source`'s. The tests hold it against
-    that kernel (the CPU backend itself keeps the 32-bit pass). Its strips are the GPU's
-    (:func:`.scored_packed.store_strip`).
-    """
-    jit = device_jit or njit(cache=False)
-    S = scored_packed.store_strip(K)
-    forward2 = scored_packed.build(jit, lanes16.signed_ops(jit), K, S).forward2
-    packs = jit(scored_packed.packs)
-    table = jit(scored_packed.pair_table)
-    ns = scored_quadrant.build(jit, vote, K)
-    finish = _scored_finisher(jit, ns)
-    row_size = ns.row_size
-    col_size = ns.col_size
-    plain = jit(_scored_chunk(K, ns, finish))  # the same compiled traceback as the packed pairs'
-    TILE = scored_quadrant.tile_size(K)
-
-    def align_packed_chunk(q, qoff, t, toff, order, lo, hi, mode, sub, A, go, ge, clip, n_code,
-                           eqx, with_cigar, slot_off, slots, score, q_start, q_end, ref_start,
-                           ref_end, n_ops, nm):
-        """Align pairs ``order[lo:hi]``, two at a time where they pack."""
-        mmax, nmax = _longest(qoff, toff, order, lo, hi)
-        if not packs(mode, A, sub.max(), sub.min(), go, ge, clip, mmax, nmax):
-            plain(q, qoff, t, toff, order, lo, hi, mode, sub, A, go, ge, clip, n_code, eqx,
-                  with_cigar, slot_off, slots, score, q_start, q_end, ref_start, ref_end, n_ops,
-                  nm)
-            return
-        sub2 = table(sub, A)
-        row = np.empty(nmax + 1, np.uint32)
-        rs = row_size(mmax, nmax, K)
-        cs = col_size(mmax, nmax, K)
-        words = (np.empty(rs, np.uint32), np.empty(rs, np.uint32), np.empty(cs, np.uint32),
-                 np.empty(cs, np.uint32))
-        halves = (words[0].view(np.int16), words[1].view(np.int16), words[2].view(np.int16),
-                  words[3].view(np.int16))
-        work = np.empty(4 * S, np.uint32)
-        tile = np.empty(TILE, np.int32)
-        moves = np.empty(K * K, np.uint8)
-        for x in range(lo, hi, 2):
-            y = min(x + 1, hi - 1)
-            qa, ma, ta, na = _pair(qoff, toff, order[x])
-            qb, mb, tb, nb = _pair(qoff, toff, order[y])
-            rlen = max(na, nb) + 1
-            clen = max(ma, mb) + 1
-            sa, ia, ja, sb, ib, jb = forward2(q, qa, qb, ma, mb, t, ta, tb, na, nb, sub2, A, go,
-                                              ge, clip, with_cigar, row, words[0], words[1],
-                                              0, 1, rlen, words[2], words[3], 0, 1, clen, work)
-            finish(x, qa, ma, ta, na, sa, ia, ja, q, t, mode, sub, A, go, ge, n_code, eqx,
-                   with_cigar, halves, 0, 2, rlen, clen, tile, moves, slot_off, slots, score,
-                   q_start, q_end, ref_start, ref_end, n_ops, nm)
-            if y != x:
-                finish(y, qb, mb, tb, nb, sb, ib, jb, q, t, mode, sub, A, go, ge, n_code, eqx,
-                       with_cigar, halves, 1, 2, rlen, clen, tile, moves, slot_off, slots, score,
-                       q_start, q_end, ref_start, ref_end, n_ops, nm)
-
-    return align_packed_chunk
 
 
 @cache
@@ -272,19 +219,19 @@ def scored_chunk_kernel(K: int):
     return kernel
 
 
-def align_chunks(K: int, threads: int, chunk_bounds: np.ndarray, q, qoff, t, toff, order,
-                 *rest, scored: bool = False) -> None:
+def align_chunks(K: int, threads: int, chunk_bounds: np.ndarray, seqs: tuple, *rest,
+                 scored: bool = False) -> None:
     """Run :func:`chunk_kernel` over ``order[chunk_bounds[c]:chunk_bounds[c+1]]`` for every c.
 
-    ``rest`` are the kernel's arguments after ``hi``. Chunks are handed out
-    in order to ``threads`` threads as each finishes its last one.
+    ``seqs`` are ``(q, qoff, t, toff, order)``, ``rest`` the kernel's arguments after
+    ``hi``. Chunks are handed out in order to ``threads`` threads as each finishes its last one.
     """
     kernel = scored_chunk_kernel(K) if scored else chunk_kernel(K)
     spans = zip(chunk_bounds[:-1].tolist(), chunk_bounds[1:].tolist())
     if threads <= 1:
         for lo, hi in spans:
-            kernel(q, qoff, t, toff, order, lo, hi, *rest)
+            kernel(seqs, lo, hi, *rest)
         return
     with ThreadPoolExecutor(max_workers=threads) as pool:
-        for _ in pool.map(lambda span: kernel(q, qoff, t, toff, order, *span, *rest), spans):
+        for _ in pool.map(lambda span: kernel(seqs, *span, *rest), spans):
             pass

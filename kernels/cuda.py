@@ -103,14 +103,19 @@ def kernels(K: int, vote: bool = True):
     ROW = FAST_PATH_MAX + 1
 
     @cuda.jit
-    def forward_kernel(q, qoff, t, toff, order, infix, max_dist, n_code, store, rbuf, cbuf,
-                       rlen, clen, dist, ref_start, ref_end):
+    def forward_kernel(seqs, job, bounds, outs):
         """Distances and spans of pairs ``order[p]``; boundaries when ``store``.
 
-        Lane ``p`` takes pair ``order[p]`` (length-sorted, so a warp's lanes do
-        near-equal work); outputs are indexed by lane. ``rlen``/``clen``: the
-        boundaries' strip and column lengths for the whole batch (:func:`batch_layout`).
+        ``seqs`` are ``(q, qoff, t, toff, order)``, ``job`` is ``(infix, max_dist, n_code,
+        store)``, ``bounds`` ``(rbuf, cbuf, rlen, clen)`` (``rlen``/``clen``: the boundaries'
+        strip and column lengths for the whole batch, :func:`batch_layout`) and ``outs``
+        ``(dist, ref_start, ref_end)``. Lane ``p`` takes pair ``order[p]`` (length-sorted, so
+        a warp's lanes do near-equal work); outputs are indexed by lane.
         """
+        q, qoff, t, toff, order = seqs
+        infix, max_dist, n_code, store = job
+        rbuf, cbuf, rlen, clen = bounds
+        dist, ref_start, ref_end = outs
         p = cuda.grid(1)
         B = dist.shape[0]
         if p >= B:
@@ -119,15 +124,22 @@ def kernels(K: int, vote: bool = True):
         strip = cuda.local.array(K, int32)
         qk = cuda.local.array(K, int32)
         qb, m, tb, n = lane_pair(qoff, toff, order[p])
-        d, e = forward(q, qb, 1, m, t, tb, 1, n, infix, max_dist, n_code, store, row, 0, 1,
-                       rbuf, p, B, rlen, cbuf, p, B, clen, strip, qk)
+        d, e = forward((q, qb, 1, m), (t, tb, 1, n), infix, max_dist, n_code, store, (row, 0, 1),
+                       ((rbuf, cbuf), p, B, rlen, clen), strip, qk)
         dist[p] = d
         ref_start[p], ref_end[p] = spans(d, e, -1, False, infix)
 
     @cuda.jit
-    def traceback_kernel(q, qoff, t, toff, order, infix, n_code, eqx, rbuf, cbuf, rlen, clen,
-                         dist, ref_start, ref_end, out_off, out, n_ops):
-        """CIGAR runs of lane ``p``'s pair ``order[p]`` into ``out[out_off[p]:]``; its start."""
+    def traceback_kernel(seqs, job, bounds, outs, cigar):
+        """CIGAR runs of lane ``p``'s pair ``order[p]`` into ``out[out_off[p]:]``; its start.
+
+        ``seqs``, ``bounds`` and ``outs`` as :func:`forward_kernel`'s, ``job`` is ``(infix,
+        n_code, eqx)``, ``cigar`` ``(out_off, out, n_ops)``."""
+        q, qoff, t, toff, order = seqs
+        infix, n_code, eqx = job
+        rbuf, cbuf, rlen, clen = bounds
+        dist, ref_start, ref_end = outs
+        out_off, out, n_ops = cigar
         p = cuda.grid(1)
         B = dist.shape[0]
         if p >= B:
@@ -139,8 +151,8 @@ def kernels(K: int, vote: bool = True):
         tile = cuda.local.array(TILE, int32)
         moves = cuda.local.array(MOVES, uint8)
         qb, m, tb, n = lane_pair(qoff, toff, order[p])
-        s, k = traceback(q, qb, 1, m, t, tb, 1, n, infix, n_code, eqx, ref_end[p], rbuf, p, B,
-                         rlen, cbuf, p, B, clen, tile, moves, out, out_off[p], 1)
+        s, k = traceback((q, qb, 1, m), (t, tb, 1, n), infix, n_code, eqx, ref_end[p],
+                         ((rbuf, cbuf), p, B, rlen, clen), tile, moves, (out, out_off[p], 1))
         ref_start[p], ref_end[p] = spans(d, ref_end[p], s, True, infix)
         n_ops[p] = k
 
@@ -175,11 +187,15 @@ def fill_shared(dst, src, count):
     cuda.syncthreads()
 
 
+_cigar_slots = cuda.jit(device=True)(scored_quadrant.cigar_slots)
+
+
 @cuda.jit(device=True)
 def scored_slot(qoff, toff, p):
-    """Lane ``p``'s first CIGAR slot when every lane has ``m + n + 2`` slots: the sums of the
-    staged offsets, so no slot offsets cross to the device."""
-    return qoff[p] + toff[p] + 2 * p
+    """Lane ``p``'s first CIGAR slot when every lane has
+    :func:`.scored_quadrant.cigar_slots` slots: from the sums of the staged offsets, so no
+    slot offsets cross to the device."""
+    return _cigar_slots(qoff[p], toff[p], p)
 
 
 @cache
@@ -208,10 +224,17 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
     NEG = scored_quadrant.NEG16 if narrow else scored_quadrant.NEG
 
     def make_forward(store: bool):
-        def scored_forward_kernel(q, qoff, t, toff, mode, sub, A, go, ge, clip, rbH, rbF, cbH,
-                                  cbE, rlen, clen, lanes, score, end_i, end_j):
+        def scored_forward_kernel(seqs, scoring, bounds, outs):
             """Score and end cell of lane ``p``'s pair; its boundaries too (``store``, a
-            constant of the kernel), lane ``p`` of ``lanes`` (:func:`even_lanes`)."""
+            constant of the kernel), lane ``p`` of ``lanes`` (:func:`even_lanes`).
+
+            ``seqs`` are ``(q, qoff, t, toff)``, ``scoring`` ``(mode, sub, A, go, ge, clip)``,
+            ``bounds`` ``(rbH, rbF, cbH, cbE, rlen, clen, lanes)`` and ``outs`` ``(score,
+            end_i, end_j)``."""
+            q, qoff, t, toff = seqs
+            mode, sub, A, go, ge, clip = scoring
+            rbH, rbF, cbH, cbE, rlen, clen, lanes = bounds
+            score, end_i, end_j = outs
             p = cuda.grid(1)
             B = score.shape[0]
             shared = cuda.shared.array(SUB, int32)
@@ -222,9 +245,9 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
             rowF = cuda.local.array(ROW, CELL)
             work = cuda.local.array(WORK, int32)
             qb, m, tb, n = lane_pair(qoff, toff, p)
-            sc, ei, ej = forward(q, qb, 1, m, t, tb, 1, n, mode, shared, A, go, ge, clip, store,
-                                 rowH, rowF, 0, 1, rbH, rbF, p, lanes, rlen, cbH, cbE, p, lanes,
-                                 clen, work, NEG)
+            sc, ei, ej = forward((q, qb, 1, m), (t, tb, 1, n), (mode, shared, A, go, ge, clip),
+                                 store, (rowH, rowF, 0, 1), ((rbH, rbF, cbH, cbE), p, lanes, rlen,
+                                                             clen), work, NEG)
             score[p] = sc
             end_i[p] = ei
             end_j[p] = ej
@@ -236,11 +259,19 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
     forward_score = make_forward(False)
     forward_store = make_forward(True)
 
-    def scored_traceback_kernel(q, qoff, t, toff, mode, sub, A, go, ge, n_code, eqx, rbH, rbF,
-                                cbH, cbE, rlen, clen, lanes, end_i, end_j, out, q_start,
-                                ref_start, n_ops, nm):
-        """CIGAR runs of lane ``p``'s pair into its ``m + n + 2`` slots of ``out``
-        (:func:`scored_slot`); its starts and NM."""
+    def scored_traceback_kernel(seqs, scoring, job, bounds, ends, outs):
+        """CIGAR runs of lane ``p``'s pair into its slots of ``out`` (:func:`scored_slot`);
+        its starts and NM.
+
+        ``seqs``, ``scoring`` and ``bounds`` as the forward kernel's; ``job`` is ``(n_code,
+        eqx)``, ``ends`` the forward pass's ``(end_i, end_j)``, ``outs`` ``(out, q_start,
+        ref_start, n_ops, nm)``."""
+        q, qoff, t, toff = seqs
+        mode, sub, A, go, ge, clip = scoring
+        n_code, eqx = job
+        rbH, rbF, cbH, cbE, rlen, clen, lanes = bounds
+        end_i, end_j = ends
+        out, q_start, ref_start, n_ops, nm = outs
         p = cuda.grid(1)
         B = end_i.shape[0]
         shared = cuda.shared.array(SUB, int32)
@@ -250,9 +281,10 @@ def scored_kernels(K: int, vote: bool = True, narrow: bool = True):
         tile = cuda.local.array(TILE, int32)
         moves = cuda.local.array(MOVES, uint8)
         qb, m, tb, n = lane_pair(qoff, toff, p)
-        si, sj, k, d = traceback(q, qb, 1, m, t, tb, 1, n, mode, shared, A, go, ge, n_code, eqx,
-                                 end_i[p], end_j[p], rbH, rbF, p, lanes, rlen, cbH, cbE, p, lanes,
-                                 clen, tile, moves, out, scored_slot(qoff, toff, p), 1)
+        si, sj, k, d = traceback((q, qb, 1, m), (t, tb, 1, n), (mode, shared, A, go, ge, clip),
+                                 n_code, eqx, end_i[p], end_j[p],
+                                 ((rbH, rbF, cbH, cbE), p, lanes, rlen, clen), tile, moves,
+                                 (out, scored_slot(qoff, toff, p), 1))
         q_start[p] = si
         ref_start[p] = sj
         n_ops[p] = k
@@ -293,10 +325,15 @@ def scored_packed_kernels(K: int, strip: int | None = None):
         fwd = forward2_store if store else forward2
         WORK2 = 4 * (S if store else K)
 
-        def scored_forward2_kernel(q, qoff, t, toff, sub2, A, go, ge, clip, rbH, rbF, cbH, cbE,
-                                   rlen, clen, lanes, score, end_i, end_j):
+        def scored_forward2_kernel(seqs, scoring, bounds, outs):
             """Scores and end cells of lanes ``2x`` and ``2x + 1``; their boundaries too
-            (``store``)."""
+            (``store``). The arguments are :func:`scored_kernels`' forward kernel's, with
+            :func:`.scored_packed.pair_table`'s table as ``sub`` and the boundaries' arrays
+            seen as words."""
+            q, qoff, t, toff = seqs
+            mode, sub2, A, go, ge, clip = scoring
+            rbH, rbF, cbH, cbE, rlen, clen, lanes = bounds
+            score, end_i, end_j = outs
             x = cuda.grid(1)
             B = score.shape[0]
             shared = cuda.shared.array(TABLE, uint32)
@@ -309,8 +346,8 @@ def scored_packed_kernels(K: int, strip: int | None = None):
             qb, mb, tb, nb = lane_pair(qoff, toff, b)
             half = lanes // 2
             sa, ia, ja, sb, ib, jb = fwd(
-                q, qa, qb, ma, mb, t, ta, tb, na, nb, shared, A, go, ge, clip, store,
-                cuda.local.array(ROW2, uint32), rbH, rbF, x, half, rlen, cbH, cbE, x, half, clen,
+                (q, qa, qb, ma, mb), (t, ta, tb, na, nb), (mode, shared, A, go, ge, clip), store,
+                cuda.local.array(ROW2, uint32), ((rbH, rbF, cbH, cbE), x, half, rlen, clen),
                 cuda.local.array(WORK2, uint32))
             score[a] = sa
             end_i[a] = ia

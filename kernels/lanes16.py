@@ -1,31 +1,19 @@
-"""Two 16-bit cells in one 32-bit word: the lane operations of :mod:`.packed`.
+"""Two 16-bit cells in one 32-bit word: the lane operations of :mod:`.scored_packed`.
 
 A word holds cell values of two pairs, the first in the low half, the second in the high
-half. Every value the packed kernel keeps is in ``0..0x7FFF`` (edit distances of the fast
-path, :data:`.quadrant.FAST_PATH_MAX` plus two), so a plain 32-bit add or subtract of a value
-that keeps each half in that range never carries from one half into the other; only the
-minimum needs per-half work.
-
-Three ways to take it, one contract (per half, values in ``0..0x7FFF``):
-
-* :func:`swar_ops` — plain integer arithmetic (SIMD within a register). This is the CPU's
-  build and the CUDA simulator's, and the GPU's "DPX off" ablation.
-* :func:`dpx_ops` — Hopper's 16x2 min instructions through inline PTX (``min.s16x2``,
-  ``min.u16x2``; ``ptxas`` fuses two of them into one ``VIMNMX3.S16x2``). Needs sm_90.
-
-``min2(a, b)`` and ``min3(a, b, c)`` are the per-half minima; ``ne2(x)`` is 1 in each half
-where ``x``'s half is not zero, else 0 (the mismatch cost of an XOR of codes).
-
-The scored pass (:mod:`.scored_packed`) holds signed values, so its set is apart:
-:func:`signed_ops` (each half taken out, worked on as an integer and put back: the CPU's and
-the simulator's build) and :func:`signed_dpx_ops` (``add.s16x2``, ``max.s16x2``,
-``max.relu.s16x2``, ``max.u16x2``; sm_90). ``add2`` adds per half modulo 2**16, ``max2`` and
-``relu3`` (the maximum of three and 0) compare the halves as int16, ``umax2`` as uint16.
+half. The scored pass holds signed values: :func:`signed_ops` (each half taken out, worked on
+as an integer and put back: the CPU's and the simulator's build) and :func:`signed_dpx_ops`
+(``add.s16x2``, ``max.s16x2``, ``max.relu.s16x2``, ``max.u16x2``; sm_90). ``add2`` adds per
+half modulo 2**16, ``max2`` and ``relu3`` (the maximum of three and 0) compare the halves as
+int16, ``umax2`` as uint16.
 
 Both sets also pack a working-row word of the scored pass, one byte per value:
 ``row_word(h, d)`` keeps the low byte of each half of ``h`` (a value in ``0..255``) and of
 ``d`` (in ``-128..127``); ``row_h(w)`` gives back the two ``h`` halves, ``row_d(w)`` the two
 ``d`` halves sign-extended. On the GPU each is one ``prmt`` (byte permute).
+
+The unsigned minima of the distance-only ablation pass are in
+(``benchmarks/ablation/unsigned_lanes.py``), built on :func:`ptx_word_op`.
 """
 
 from __future__ import annotations
@@ -40,35 +28,10 @@ from .disk_cache import named_for
 ONE2 = np.uint32(0x00010001)
 """1 in each half."""
 
-_HIGH = np.uint32(0x80008000)
-_FILL = np.uint32(0x7FFF7FFF)
 _LOW16 = np.uint32(0xFFFF)
 
 
-def _swar_min2(a, b):
-    """Per-half minimum: bit 15 of ``(a | 0x8000) - b`` says ``a >= b`` in that half."""
-    ge = np.uint32((np.uint32(np.uint32(a) | _HIGH) - np.uint32(b)) & _HIGH)
-    mask = np.uint32(np.uint32(ge >> 15) * _LOW16)
-    return np.uint32(a ^ np.uint32(np.uint32(a ^ b) & mask))
-
-
-def _swar_ne2(x):
-    """1 in each half that is not zero: adding 0x7FFF sets bit 15 exactly then."""
-    return np.uint32((np.uint32(np.uint32(x) + np.uint32(_FILL)) >> 15) & ONE2)
-
-
-def swar_ops(device_jit) -> SimpleNamespace:
-    """The lane operations in plain integer arithmetic, compiled by ``device_jit``."""
-    min2 = device_jit(_swar_min2)
-
-    def _min3(a, b, c):
-        return min2(min2(a, b), c)
-
-    return SimpleNamespace(min2=min2, min3=device_jit(_min3), ne2=device_jit(_swar_ne2),
-                           name="swar")
-
-
-def _ptx_word_op(instruction: str, immediate: str = ""):
+def ptx_word_op(instruction: str, immediate: str = ""):
     """A GPU device function ``f(a, b)`` on two words (taken as uint32): one PTX
     ``instruction``, inline (``immediate``: a constant last operand, such as ``", 0x4140"``)."""
     from llvmlite import ir
@@ -91,24 +54,6 @@ def _ptx_word_op(instruction: str, immediate: str = ""):
 
     name = (instruction + immediate).replace(".", "_").replace(", ", "_")
     return cuda.jit(device=True)(named_for(word_op, name))
-
-
-def dpx_ops() -> SimpleNamespace:
-    """The lane operations as Hopper's 16x2 min instructions (inline PTX; GPU only)."""
-    from numba import cuda
-
-    min2 = _ptx_word_op("min.s16x2")
-    umin = _ptx_word_op("min.u16x2")
-
-    @cuda.jit(device=True)
-    def min3(a, b, c):
-        return min2(min2(a, b), c)
-
-    @cuda.jit(device=True)
-    def ne2(x):
-        return umin(x, ONE2)
-
-    return SimpleNamespace(min2=min2, min3=min3, ne2=ne2, name="dpx")
 
 
 def _half(x, shift):
@@ -179,15 +124,15 @@ def signed_ops(device_jit) -> SimpleNamespace:
 def _ptx_permute(selector: int):
     """A GPU device function ``f(a, b)``: PTX ``prmt.b32`` of words ``a`` and ``b`` (bytes 0-3
     and 4-7) with the constant ``selector``, inline."""
-    return _ptx_word_op("prmt.b32", f", {selector:#06x}")
+    return ptx_word_op("prmt.b32", f", {selector:#06x}")
 
 
 def signed_dpx_ops() -> SimpleNamespace:
     """The signed lane operations as Hopper's 16x2 instructions (inline PTX; GPU only)."""
     from numba import cuda
 
-    max2 = _ptx_word_op("max.s16x2")
-    relu = _ptx_word_op("max.relu.s16x2")
+    max2 = ptx_word_op("max.s16x2")
+    relu = ptx_word_op("max.relu.s16x2")
 
     @cuda.jit(device=True)
     def relu3(a, b, c):
@@ -204,7 +149,7 @@ def signed_dpx_ops() -> SimpleNamespace:
     def row_d(w):
         return high_bytes(w, np.uint32(0))
 
-    return SimpleNamespace(add2=_ptx_word_op("add.s16x2"), max2=max2, relu3=relu3,
-                           umax2=_ptx_word_op("max.u16x2"),
+    return SimpleNamespace(add2=ptx_word_op("add.s16x2"), max2=max2, relu3=relu3,
+                           umax2=ptx_word_op("max.u16x2"),
                            row_word=_ptx_permute(0x6420),  # bytes: a.0, a.2, b.0, b.2
                            row_h=row_h, row_d=row_d, name="dpx")

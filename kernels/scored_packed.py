@@ -156,15 +156,21 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
         With ``store`` the strip's top row, the top row of each further quadrant row in it
         (row ``K``, ``2K``, ... of the strip, ``quad_row`` elements on, where the read has
         them) and every K-th column go to the boundaries, as in :mod:`.scored_quadrant`'s
-        sweep. ``row`` holds ``row_store``'s words, ``cap2`` its bound, ``edge`` the word of
-        column 0 (H 0, F minus infinity)."""
-        def sweep2(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, row, work, h, neg2, cap2, edge,
-                   rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, col_stride, quad_row):
+        sweep. ``row`` holds ``row_store``'s words; ``words`` are the pass's constant words
+        ``(oe2, ge2, neg2, cap2, edge)``: the gap costs, minus infinity, ``row_store``'s bound
+        and the row word of column 0 (H 0, F minus infinity)."""
+        def sweep2(windows, N, table, words, row, work, i0, h, bounds):
+            t, ta, tb, na, nb = windows
+            sub2, A = table
+            oe2, ge2, neg2, cap2, edge = words
+            arrays, base, stride, rlen, clen = bounds
+            rbH, rbF, _cbH, _cbE = arrays
+            cb0 = base + (i0 + 1) * stride
+            col_stride = clen * stride
             diag, corner_f = row_load(row[0])
-            rbj = np.uint64(rb0)
-            step = np.uint64(rbs)
-            cstep = np.uint64(cbs)
-            qstep = np.uint64(quad_row)
+            rbj = np.uint64(base + (i0 // K) * rlen * stride)
+            step = np.uint64(stride)
+            qstep = np.uint64(rlen * stride)
             if store:
                 rbH[rbj] = diag
                 rbF[rbj] = corner_f
@@ -212,7 +218,7 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
                     aboveF = f
                 row[j] = row_store(aboveH, aboveF, cap2)
                 if store and j % K == 0 and j < N:
-                    store_column(cbH, cbE, work, np.uint64(cb0 + (j // K) * col_stride), cstep, h)
+                    store_column(arrays, work, cb0 + (j // K) * col_stride, stride, h)
 
         kind = ("ragged" if ragged else "even") + ("_store" if store else "")
         return device_jit(named_for(sweep2, f"{tag}_{kind}"))
@@ -235,18 +241,24 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
                 bj = np.int32(KEY_COLUMNS16 - 1) - (key & np.int32(KEY_COLUMNS16 - 1))
         return best, bi, bj
 
-    def forward2(q, qa, qb, ma, mb, t, ta, tb, na, nb, sub2, A, go, ge, clip, store, row,
-                 rbH, rbF, rbb, rbs, rlen, cbH, cbE, cbb, cbs, clen, work):
+    def forward2(reads, windows, scoring, store, row, bounds, work):
         """Local scores and end cells of pairs ``(q[qa:qa+ma], t[ta:ta+na])`` and
-        ``(q[qb:qb+mb], t[tb:tb+nb])``: ``(score_a, i_a, j_a, score_b, i_b, j_b)``, as
+        ``(q[qb:qb+mb], t[tb:tb+nb])`` (``reads`` are ``(q, qa, qb, ma, mb)``, ``windows``
+        ``(t, ta, tb, na, nb)``): ``(score_a, i_a, j_a, score_b, i_b, j_b)``, as
         :mod:`.scored_quadrant`'s ``forward`` returns each.
 
-        ``sub2`` is :func:`pair_table`'s; ``row`` holds one row (a word per column: both H
+        ``scoring`` is ``(mode, sub2, A, go, ge, clip)`` as :mod:`.scored_quadrant` bundles it,
+        with :func:`pair_table`'s ``sub2``; ``row`` holds one row (a word per column: both H
         and both F, ``row_store``'s words), ``work`` 4S
         words: the strip's column of H and of E, its letter pairs' table rows and its rows'
-        best-cell keys. Boundaries are words (one per element of both lanes) at
-        ``rbb + e * rbs``, as :mod:`.scored_quadrant` lays out one lane's (when ``store``).
+        best-cell keys. Boundaries (``bounds``, bundled as :mod:`.quadrant` describes) are
+        words, one per element of both lanes, laid out as :mod:`.scored_quadrant` lays out one
+        lane's (when ``store``).
         """
+        q, qa, qb, ma, mb = reads
+        t, ta, tb, na, nb = windows
+        _mode, sub2, A, go, ge, clip = scoring
+        (rbH, rbF, cbH, cbE), base, stride, _rlen, clen = bounds
         M = max(ma, mb)
         N = max(na, nb)
         A1 = np.uint32(A + 1)
@@ -257,20 +269,22 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
         cap2 = join(-(go + 1), -(go + 1))
         top_word = row_store(top2, neg2, cap2)
         edge = row_store(np.uint32(0), neg2, cap2)
+        table = (sub2, A)
+        words = (oe2, ge2, neg2, cap2, edge)
         clip = np.int32(clip)
         for j in range(N + 1):
             row[j] = top_word
         if store:
             for i in range(M + 1):
-                cbH[np.uint64(cbb + i * cbs)] = top2 if i == 0 else np.uint32(0)
-                cbE[np.uint64(cbb + i * cbs)] = neg2
+                cbH[np.uint64(base + i * stride)] = top2 if i == 0 else np.uint32(0)
+                cbE[np.uint64(base + i * stride)] = neg2
             for b in range(1, max((N + K - 1) // K, 1)):  # row 0 of each quadrant column:
-                cbH[np.uint64(cbb + b * clen * cbs)] = top2  # an empty read's lane reads it
-                cbE[np.uint64(cbb + b * clen * cbs)] = neg2
+                cbH[np.uint64(base + b * clen * stride)] = top2  # an empty read's lane reads it
+                cbE[np.uint64(base + b * clen * stride)] = neg2
             if M == 0:
                 for j in range(N + 1):
-                    rbH[np.uint64(rbb + j * rbs)] = top2
-                    rbF[np.uint64(rbb + j * rbs)] = neg2
+                    rbH[np.uint64(base + j * stride)] = top2
+                    rbF[np.uint64(base + j * stride)] = neg2
         best_a = np.int32(0)
         best_b = np.int32(0)
         ia = 0
@@ -287,24 +301,14 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
                 cb = np.uint32(q[np.uint64(qb + min(i0 + r, mb - 1))]) if mb > 0 else 0
                 work[2 * S + r] = np.uint32((ca * np.uint32(A) + cb) * A1 * A1)
                 work[3 * S + r] = NO_CELL2
-            rb0 = rbb + (i0 // K) * rlen * rbs
-            cb0 = cbb + (i0 + 1) * cbs
             if na == nb and store:
-                even_store(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, row, work, h, neg2, cap2,
-                           edge, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs,
-                           rlen * rbs)
+                even_store(windows, N, table, words, row, work, i0, h, bounds)
             elif na == nb:
-                even_fill(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, row, work, h, neg2, cap2,
-                          edge, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs,
-                          rlen * rbs)
+                even_fill(windows, N, table, words, row, work, i0, h, bounds)
             elif store:
-                ragged_store(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, row, work, h, neg2, cap2,
-                             edge, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs,
-                             rlen * rbs)
+                ragged_store(windows, N, table, words, row, work, i0, h, bounds)
             else:
-                ragged_fill(t, ta, tb, na, nb, N, sub2, A, oe2, ge2, row, work, h, neg2, cap2,
-                            edge, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs,
-                            rlen * rbs)
+                ragged_fill(windows, N, table, words, row, work, i0, h, bounds)
             best_a, ia, ja = best_of_rows(work, i0, ma, clip, 0, best_a, ia, ja)
             best_b, ib, jb = best_of_rows(work, i0, mb, clip, 16, best_b, ib, jb)
         score_a = np.int32(best_a - 2 * clip) if ma > 0 else np.int32(0)

@@ -15,7 +15,9 @@ Conventions:
   ending in an insertion (a move along the read, CIGAR ``I``);
 * modes: :data:`GLOBAL` (both sequences end to end), :data:`INFIX` (the read end
   to end, free leading and trailing window bases), :data:`LOCAL`
-  (Smith–Waterman: ``H`` floored at 0, the best cell anywhere);
+  (Smith–Waterman: ``H`` floored at 0, the best cell anywhere); the per-pair functions take
+  them as one tuple, ``scoring = (mode, sub, A, go, ge, clip)`` (``clip``: local mode's clip
+  penalty), and the sequences, rows and boundaries bundled as :mod:`.quadrant` describes;
 * the forward pass keeps ``H`` and ``F`` on the top row of every strip of K
   read rows and ``H`` and ``E`` on the left column of every quadrant column
   (each array sized as :mod:`.quadrant`'s one boundary array);
@@ -41,11 +43,11 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from . import strips
 from .disk_cache import named_for
 from .quadrant import (
     FAST_PATH_MAX,
     MV_DIR,
-    MV_LEFT,
     MV_UP,
     OP_D,
     OP_EQ,
@@ -55,13 +57,14 @@ from .quadrant import (
     boundary_row_size,
     close_runs,
     emit_run,
+    tie_move,
 )
 
 GLOBAL = 0
 INFIX = 1
 LOCAL = 2
 MODE_NAMES = ("global", "infix", "local")
-"""Each mode's name, at its code."""
+"""Each mode's name, at its code: the one list of the modes (the API checks a mode against it)."""
 OP_S = 4
 MAX_ALPHABET = 64
 """Most letters a scoring's alphabet may have (the GPU keeps the matrix in shared memory)."""
@@ -94,9 +97,12 @@ MV_SAME = 32
 """the two codes are equal and not ``n_code`` (``=`` rather than ``X``)."""
 
 
-def cigar_capacity(m: int, n: int) -> int:
-    """CIGAR runs a pair can need: one per cell step at most, plus the two clips."""
-    return m + n + 2
+def cigar_slots(m, n, pairs=1):
+    """CIGAR runs a scored pair can need: one per cell step at most (``m + n``, its read's and
+    window's lengths), plus the two clips. Of ``pairs`` pairs whose reads total ``m`` bases and
+    windows ``n``, the sum of theirs (a lane's first slot from the staged offsets). Integers or
+    arrays; compiled code calls it too."""
+    return m + n + 2 * pairs
 
 
 def fits_int16(mode: int, go: int, ge: int, best_sub: int, clip: int, m_max: int,
@@ -126,20 +132,24 @@ def tile_size(K: int) -> int:
     return 3 * (K + 1)
 
 
-def column_store(device_jit, K: int, tag: str):
-    """The device function that keeps a strip's current column as a quadrant-column boundary:
-    ``store_column(cbH, cbE, work, cb, cstep, h)`` stores H (``work[:h]``) and E
-    (``work[K:K+h]``) of the strip's first ``h`` rows from ``cb`` on, ``cstep`` apart. Both
-    forward passes (this module's and :mod:`.scored_packed`'s) keep columns through it, so the
-    traceback reads one layout."""
-    def store_column(cbH, cbE, work, cb, cstep, h):
-        for r in range(K):
-            if r < h:
-                cbH[cb] = work[r]
-                cbE[cb] = work[K + r]
-            cb += cstep
+def keep_col(arrays, x, v):
+    """One element ``v`` (``(H, E)``) of a quadrant column into the boundaries' ``arrays``
+    (``(rbH, rbF, cbH, cbE)``)."""
+    arrays[2][x] = v[0]
+    arrays[3][x] = v[1]
 
-    return device_jit(named_for(store_column, tag))
+
+def column_store(device_jit, rows: int, tag: str):
+    """The device function that keeps a strip's current column as a quadrant-column boundary
+    (:func:`.strips.column_keeper`): ``keep_column(arrays, work, cb, step, h)`` stores H
+    (``work[:h]``) and E (``work[rows:rows+h]``) of the strip's first ``h`` read rows from
+    element ``cb`` on, ``step`` apart. Both forward passes (this module's and
+    :mod:`.scored_packed`'s) keep columns through it, so the traceback reads one layout."""
+    def left(work, r):
+        return work[r], work[rows + r]
+
+    return strips.column_keeper(device_jit, rows, device_jit(named_for(left, tag)),
+                                device_jit(keep_col), tag)
 
 
 def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
@@ -159,8 +169,7 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
         return device_jit(named_for(fn, tag))
 
     KK = K + 1
-    STEPS = 2 * K - 1
-    store_column = column_store(device_jit, K, tag)
+    tie = device_jit(tie_move)
 
     @device_fn
     def score(sub, A, a, b):
@@ -181,176 +190,86 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
         f = max(np.int32(aboveH - oe), np.int32(aboveF - ge))
         return max(np.int32(diag + s), max(e, f)), e, f
 
-    def make_sweep(local: bool, track_last: bool):
-        """The pass of one strip over every window column, specialised at compile time.
-
-        ``local``: floor H at 0 and keep each row's best cell (its first maximum) in
-        ``work`` (as a key when ``keyed``). ``track_last`` (the end-to-end modes' last
-        strip): keep row ``h-1``, the read's last row, and its leftmost maximum. Neither:
-        the inner strips of the end-to-end modes, which only fill. With ``store`` the strip's top row goes to
-        ``rbH``/``rbF`` as the sweep reads it (no second pass over the row) and every K-th
-        column to ``cbH``/``cbE``. Hot indices are unsigned, so numba adds no
-        negative-index wraparound to them. The row above and the window letter of
-        column j+1 are loaded while column j is computed: on the GPU the row is
-        thread-local memory, and the wait for it was most of the kernel's stalls.
-        Returns ``(best, best_j, last)``: the best of row ``h-1``, its column and its
-        value in the last column (``track_last`` only).
-        """
-        def sweep(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb, rows, work, h, edge_h, store,
-                  rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, col_stride, neg):
-            diag = np.int32(rowH[rowb])
-            rbj = np.uint64(rb0)
-            step = np.uint64(rbs)
-            cstep = np.uint64(cbs)
-            if store:
-                rbH[rbj] = diag
-                rbF[rbj] = rowF[rowb]
-            rowH[rowb] = edge_h
-            rowF[rowb] = neg
-            best = edge_h
-            best_j = np.int32(0)
-            last = edge_h
-            first = min(1, n)
-            nextH = np.int32(rowH[np.uint64(rowb + first * rows)])
-            nextF = np.int32(rowF[np.uint64(rowb + first * rows)])
-            nextT = np.int32(t[np.uint64(tb)]) if n > 0 else np.int32(0)
-            for j in range(1, n + 1):
-                x = np.uint64(rowb + j * rows)
-                later = np.int32(KEY_COLUMNS - 1 - j)  # the key's column part: smaller j wins
-                aboveH = nextH
-                aboveF = nextF
-                tj = nextT
-                ahead = min(j + 1, n)  # the next column's loads, issued a column early
-                nextH = np.int32(rowH[np.uint64(rowb + ahead * rows)])
-                nextF = np.int32(rowF[np.uint64(rowb + ahead * rows)])
-                nextT = np.int32(t[np.uint64(tb + (ahead - 1) * ts)])
-                if store:
-                    rbj += step
-                    rbH[rbj] = aboveH
-                    rbF[rbj] = aboveF
-                pd = diag
-                diag = aboveH
-                for r in range(K):
-                    leftH = work[r]
-                    v, e, f = cell(pd, sub[np.uint32(work[2 * K + r] + tj)], leftH, work[K + r],
-                                   aboveH, aboveF, oe, ge)
-                    if local:
-                        v = max(v, np.int32(0))
-                        if keyed:
-                            work[3 * K + r] = max(work[3 * K + r],
-                                                  np.int32(v * np.int32(KEY_COLUMNS) + later))
-                        elif v > work[3 * K + r]:
-                            work[3 * K + r] = v
-                            work[4 * K + r] = j
-                    if track_last and r == h - 1:
-                        last = v
-                    pd = leftH
-                    work[r] = v
-                    work[K + r] = e
-                    aboveH = v
-                    aboveF = f
-                rowH[x] = aboveH
-                rowF[x] = aboveF
-                if track_last and last > best:
-                    best = last
-                    best_j = np.int32(j)
-                if store and j % K == 0 and j < n:
-                    store_column(cbH, cbE, work, np.uint64(cb0 + (j // K) * col_stride), cstep, h)
-            return best, best_j, last
-
-        name = "local" if local else ("last" if track_last else "fill")
-        return device_jit(named_for(sweep, f"{tag}_{name}"))
-
-    sweep_local = make_sweep(True, False)
-    sweep_fill = make_sweep(False, False)
-    sweep_last = make_sweep(False, True)
+    @device_fn
+    def load(row, j):
+        rowH, rowF, rowb, rows = row
+        x = np.uint64(rowb + j * rows)
+        return np.int32(rowH[x]), np.int32(rowF[x])
 
     @device_fn
-    def forward(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, clip, store,
-                rowH, rowF, rowb, rows, rbH, rbF, rbb, rbs, rlen, cbH, cbE, cbb, cbs, clen, work,
-                neg):
-        """Fill H, E, F in strips of K rows, keeping only quadrant boundaries.
+    def put(row, j, v):
+        rowH, rowF, rowb, rows = row
+        x = np.uint64(rowb + j * rows)
+        rowH[x] = v[0]
+        rowF[x] = v[1]
 
-        ``rowH``/``rowF`` hold one row (n+1 cells); ``work`` (5K int32) the strip's
-        current column of H and of E, its read codes times ``A`` (the rows of
-        ``sub`` it reads) and, in local mode, each row's best score and column.
-        The top row of strip ``s`` goes to ``rbH``/``rbF[s*rlen + j]``, column
-        ``j = b*K`` to ``cbH``/``cbE[b*clen + i]`` (when ``store``; ``rlen`` >= n+1 and
-        ``clen`` >= m+1 as in :func:`.quadrant.build`'s ``forward``). All cell
-        arithmetic is int32; the rows and boundaries may be int16 or int32 arrays,
-        ``neg`` their minus infinity (:data:`NEG16` or :data:`NEG`; values are read as
-        int32). Local mode with a clip penalty ``clip`` (L): an
-        alignment that starts on the read's first base or ends on its last earns L
-        at that end (row 0 holds L, the last row's best counts L more), so the
-        best cell maximises the score minus L per clipped end; that is the score
-        returned. Returns ``(score, end_i, end_j)``.
-        """
-        go = np.int32(go)
-        ge = np.int32(ge)
-        oe = np.int32(go + ge)
-        clip = np.int32(clip)
-        top = clip if mode == LOCAL else np.int32(0)
-        for j in range(n + 1):
-            rowH[rowb + j * rows] = top if mode != GLOBAL else edge(mode, j, go, ge)
-            rowF[rowb + j * rows] = neg
-        if store:
-            for i in range(m + 1):
-                cbH[cbb + i * cbs] = top if i == 0 else edge(mode, i, go, ge)
-                cbE[cbb + i * cbs] = neg
-        if m == 0:
-            if store:  # an empty read's lane, stuck while its warp traces, reads row 0 of
-                for j in range(n + 1):  # strip 0 and of each quadrant column: keep them defined
-                    rbH[rbb + j * rbs] = rowH[rowb + j * rows]
-                    rbF[rbb + j * rbs] = neg
-                    if j % K == 0 and (j < n or j == 0):
-                        cbH[cbb + (j // K) * clen * cbs] = rowH[rowb + j * rows]
-                        cbE[cbb + (j // K) * clen * cbs] = neg
-            if mode == GLOBAL:
-                return np.int32(rowH[rowb + n * rows]), 0, n
-            return np.int32(0), 0, 0
-        best = np.int32(0) if mode == LOCAL else np.int32(NEG)
-        bi = 0
-        bj = 0
-        nstrips = (m + K - 1) // K
-        for s in range(nstrips):
-            i0 = s * K
-            h = min(K, m - i0)
-            rb0 = rbb + s * rlen * rbs
+    @device_fn
+    def corner(v):
+        return v[0]
+
+    @device_fn
+    def keep_row(arrays, x, v):
+        arrays[0][x] = v[0]
+        arrays[1][x] = v[1]
+
+    @device_fn
+    def left_of(work, r):
+        return work[r], work[K + r]
+
+    @device_fn
+    def first_column(ctx, i):
+        """Column 0 at read row ``i``: H (``top`` on row 0) and E (minus infinity)."""
+        mode, go, ge, top, neg = ctx
+        return (top if i == 0 else edge(mode, i, go, ge)), neg
+
+    def make_column(local: bool, track_last: bool):
+        """The K cells of a strip's column j (``ctx`` is ``(sub, oe, ge)``), specialised at
+        compile time. ``local``: floor H at 0 and keep each row's best cell (its first
+        maximum) in ``work`` (as a key when ``keyed``). ``track_last`` (the end-to-end modes'
+        last strip): hand on the H of row ``h-1``, the read's last row. Neither: the inner
+        strips of the end-to-end modes, which only fill. Returns the bottom row's H and F
+        and that H."""
+        def column(work, ctx, pd, top, tj, j, h):
+            sub, oe, ge = ctx
+            aboveH, aboveF = top
+            later = np.int32(KEY_COLUMNS - 1 - j)  # the key's column part: smaller j wins
+            last = aboveH
             for r in range(K):
-                work[r] = edge(mode, i0 + r + 1, go, ge)
-                work[K + r] = NEG
-                work[2 * K + r] = np.int32(q[qb + min(i0 + r, m - 1) * qs]) * np.int32(A)
-                work[3 * K + r] = np.int32(NO_CELL) if keyed else np.int32(0)  # H 0, column 0
-                work[4 * K + r] = 0
-            edge_h = edge(mode, i0 + h, go, ge)
-            cb0 = cbb + (i0 + 1) * cbs
-            if mode == LOCAL:
-                sweep_local(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb, rows, work, h, edge_h,
-                            store, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs, neg)
-                for r in range(K):
-                    key = work[3 * K + r]
-                    row_h = key >> np.int32(KEY_BITS) if keyed else key
-                    row_best = row_h + (clip if i0 + r + 1 == m else np.int32(0))
-                    if r < h and row_best > best:
-                        best = row_best
-                        bi = i0 + r + 1
-                        bj = (np.int32(NO_CELL) - (key & np.int32(NO_CELL)) if keyed
-                              else work[4 * K + r])
-            elif i0 + h < m:
-                sweep_fill(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb, rows, work, h, edge_h,
-                           store, rbH, rbF, rb0, rbs, cbH, cbE, cb0, cbs, clen * cbs, neg)
-            else:
-                row_best, row_j, last = sweep_last(t, tb, ts, n, sub, oe, ge, rowH, rowF, rowb,
-                                                   rows, work, h, edge_h, store, rbH, rbF, rb0,
-                                                   rbs, cbH, cbE, cb0, cbs, clen * cbs, neg)
-                if mode == GLOBAL:
-                    return last, m, n
-                best = row_best
-                bi = m
-                bj = row_j
-        if mode == LOCAL:
-            return np.int32(best - 2 * clip), bi, bj
-        return best, bi, bj
+                leftH = work[r]
+                v, e, f = cell(pd, sub[np.uint32(work[2 * K + r] + tj)], leftH, work[K + r],
+                               aboveH, aboveF, oe, ge)
+                if local:
+                    v = max(v, np.int32(0))
+                    if keyed:
+                        work[3 * K + r] = max(work[3 * K + r],
+                                              np.int32(v * np.int32(KEY_COLUMNS) + later))
+                    elif v > work[3 * K + r]:
+                        work[3 * K + r] = v
+                        work[4 * K + r] = j
+                if track_last and r == h - 1:
+                    last = v
+                pd = leftH
+                work[r] = v
+                work[K + r] = e
+                aboveH = v
+                aboveF = f
+            return (aboveH, aboveF), last
+
+        name = "local" if local else ("last" if track_last else "fill")
+        return device_jit(named_for(column, f"{tag}_{name}"))
+
+    @device_fn
+    def keep_all(tracked, last, j):
+        return tracked
+
+    @device_fn
+    def last_row(tracked, last, j):
+        """The last row's leftmost maximum, and its H in the last column."""
+        best, best_j, _last = tracked
+        if last > best:
+            best = last
+            best_j = np.int32(j)
+        return best, best_j, last
 
     emit = device_jit(emit_run)
     close = device_jit(close_runs)
@@ -358,15 +277,15 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
     def make_moves(local: bool):
         """:func:`quadrant_moves` for local mode or for the end-to-end modes (compile time:
         only local mode floors H at 0 and marks the cells where H is 0)."""
-        def quadrant_moves(q, qb, qs, m, t, tb, ts, n, sub, A, go, ge, n_code, a, b,
-                           rbH, rbF, rbb, rbs, rlen, cbH, cbE, cbb, cbs, clen, tile, moves):
+        def quadrant_moves(read, window, scoring, n_code, a, b, bounds, tile, moves):
             """Recompute quadrant (a, b) from its stored top row and left column; keep moves only.
 
             Row by row, H and F of the row above in ``tile`` (:func:`tile_size` int32), the
             quadrant's window codes after them (read once per quadrant, not per cell). For
             each of the K x K cells, ``moves[(r-1)*K + c-1]`` gets what the trace reads
-            there (:data:`MV_UP` and the other bits): in state H the move by the tie rule,
-            whether F and E extend, in local mode whether H is 0, whether the two codes are
+            there (:data:`MV_UP` and the other bits): in state H the move by the tie rule
+            (:func:`.quadrant.tie_move`), whether F and E extend (extending wins over
+            opening), in local mode whether H is 0, whether the two codes are
             equal. The move is taken before local mode's floor at 0: where the floor changes
             H, H is 0 and the trace stops there, so the move is never read. (Compared with
             the floored value, the H100 build took wrong moves in local mode while the CPU and
@@ -375,6 +294,10 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
             instead of reading past the sequence; the trace never visits them. Row r+1's
             left cells and read code are loaded while row r is computed.
             """
+            q, qb, qs, m = read
+            t, tb, ts, n = window
+            _mode, sub, A, go, ge, _clip = scoring
+            (rbH, rbF, cbH, cbE), base, stride, rlen, clen = bounds
             r0 = a * K
             c0 = b * K
             hr = min(K, m - r0)
@@ -384,14 +307,14 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
             oe = np.int32(go + ge)
             nc = np.int32(n_code)
             for c in range(KK):
-                x = np.uint64(rbb + (a * rlen + c0 + min(c, wc)) * rbs)
+                x = np.uint64(base + (a * rlen + c0 + min(c, wc)) * stride)
                 tile[c] = np.int32(rbH[x])
                 tile[KK + c] = np.int32(rbF[x])
             for c in range(1, KK):
                 jj = c0 + c - 1
                 tile[2 * KK + c] = np.int32(t[np.uint64(tb + jj * ts)]) if jj < n else 0
-            col = np.uint64(cbb + (b * clen + r0) * cbs)
-            x = col + np.uint64(min(1, hr) * cbs)
+            col = np.uint64(base + (b * clen + r0) * stride)
+            x = col + np.uint64(min(1, hr) * stride)
             nextH = np.int32(cbH[x])
             nextE = np.int32(cbE[x])
             nextQ = np.int32(q[np.uint64(qb + r0 * qs)]) if r0 < m else np.int32(0)
@@ -399,7 +322,7 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
                 leftH = nextH
                 leftE = nextE
                 qi = nextQ
-                x = col + np.uint64(min(r + 1, hr) * cbs)  # row r+1's loads, a row early
+                x = col + np.uint64(min(r + 1, hr) * stride)  # row r+1's loads, a row early
                 nextH = np.int32(cbH[x])
                 nextE = np.int32(cbE[x])
                 ii = r0 + r
@@ -413,12 +336,7 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
                     aboveH = tile[c]
                     aboveF = tile[KK + c]
                     v, e, f = cell(diag, s, leftH, leftE, aboveH, aboveF, oe, ge)
-                    if v == np.int32(diag + s):
-                        mv = 0
-                    elif v == f:
-                        mv = MV_UP
-                    else:
-                        mv = MV_LEFT
+                    mv = tie(v, np.int32(diag + s), f)
                     if local:
                         v = max(v, np.int32(0))
                         mv |= MV_ZERO if v == 0 else 0
@@ -439,76 +357,165 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
     moves_ends = make_moves(False)
 
     @device_fn
-    def traceback(q, qb, qs, m, t, tb, ts, n, mode, sub, A, go, ge, n_code, eqx, end_i, end_j,
-                  rbH, rbF, rbb, rbs, rlen, cbH, cbE, cbb, cbs, clen, tile, moves, out, ob, os):
-        """Trace from (end_i, end_j) back through the quadrants; write the CIGAR.
+    def recompute(read, window, ctx, a, b, bounds, tile, moves):
+        scoring, n_code, _eqx = ctx
+        if scoring[0] == LOCAL:
+            moves_local(read, window, scoring, n_code, a, b, bounds, tile, moves)
+        else:
+            moves_ends(read, window, scoring, n_code, a, b, bounds, tile, moves)
 
-        Each quadrant is recomputed into its K x K move bytes (:func:`quadrant_moves`)
-        and walked in at most 2K-1 steps, one cell each; a lane that is done (at the
-        quadrant's top or left edge, or stopped) is stuck and its moves are no-ops
-        until the warp vote ends the loop. Returns ``(read_start, window_start, n_ops, nm)``.
+    @device_fn
+    def halt(state, mv, ctx, qdone, li, lj):
+        """A local trace stops as soon as it stands in state H on a cell whose H is 0."""
+        st, stopped, nm = state
+        stop_here = ctx[0][0] == LOCAL and st == ST_H and (mv & MV_ZERO) != 0
+        stopped = stopped or (stop_here and not qdone and li > 0 and lj > 0)
+        return st, stopped, nm
+
+    @device_fn
+    def halted(state):
+        return state[1]
+
+    @device_fn
+    def move(state, mv, ctx, live):
+        """A move byte as the trace in state ``st`` takes it; counts NM and moves to the next
+        state (in state E or F a gap that extends stays open)."""
+        st, stopped, nm = state
+        isdiag = (st == ST_H) & ((mv & MV_DIR) == 0)
+        up = (st == ST_F) or (st == ST_H and (mv & MV_DIR) == MV_UP)
+        left = not (isdiag or up)
+        same = (mv & MV_SAME) != 0
+        op = OP_I if up else (OP_D if left else (OP_EQ + np.int32(not same) if ctx[2] else OP_M))
+        ext = (mv & (MV_F_EXT if up else MV_E_EXT)) != 0
+        nm += np.int32(live and (up or left or not same))
+        if live:
+            st = ST_H if isdiag else (ST_F if up & ext else (ST_E if left & ext else ST_H))
+        return op, isdiag | up, isdiag | left, (st, stopped, nm)
+
+    cells = SimpleNamespace(load=load, store=put, corner=corner, keep_row=keep_row,
+                            keep_col=device_jit(keep_col), left=left_of,
+                            first_column=first_column, recompute=recompute, halt=halt,
+                            halted=halted, move=move, emit=emit)
+    shared = strips.build(device_jit, vote_all, K, cells, tag)
+    sweep_local = shared.sweep(make_column(True, False), keep_all, "local")
+    sweep_fill = shared.sweep(make_column(False, False), keep_all, "fill")
+    sweep_last = shared.sweep(make_column(False, True), last_row, "last")
+    keep_first_column = shared.keep_first_column
+    keep_empty_read = shared.keep_empty_read
+    walk = shared.walk
+
+    @device_fn
+    def forward(read, window, scoring, store, row, bounds, work, neg):
+        """Fill H, E, F in strips of K rows, keeping only quadrant boundaries.
+
+        ``rowH``/``rowF`` hold one row (n+1 cells); ``work`` (5K int32) the strip's
+        current column of H and of E, its read codes times ``A`` (the rows of
+        ``sub`` it reads) and, in local mode, each row's best score and column.
+        The top row of strip ``s`` goes to ``rbH``/``rbF``, column ``j = b*K`` to
+        ``cbH``/``cbE`` (when ``store``; ``bounds`` as in :func:`.quadrant.build`'s
+        ``forward``). All cell
+        arithmetic is int32; the rows and boundaries may be int16 or int32 arrays,
+        ``neg`` their minus infinity (:data:`NEG16` or :data:`NEG`; values are read as
+        int32). Local mode with a clip penalty ``clip`` (L): an
+        alignment that starts on the read's first base or ends on its last earns L
+        at that end (row 0 holds L, the last row's best counts L more), so the
+        best cell maximises the score minus L per clipped end; that is the score
+        returned. Returns ``(score, end_i, end_j)``.
         """
-        i = end_i
-        j = end_j
-        st = ST_H
-        stopped = False
-        nm = 0
+        q, qb, qs, m = read
+        n = window[3]
+        mode, sub, A, go, ge, clip = scoring
+        rowH, rowF, rowb, rows = row
+        go = np.int32(go)
+        ge = np.int32(ge)
+        oe = np.int32(go + ge)
+        clip = np.int32(clip)
+        top = clip if mode == LOCAL else np.int32(0)
+        for j in range(n + 1):
+            rowH[rowb + j * rows] = top if mode != GLOBAL else edge(mode, j, go, ge)
+            rowF[rowb + j * rows] = neg
+        if store:
+            keep_first_column(bounds, m, (mode, go, ge, top, neg))
+        if m == 0:
+            if store:
+                keep_empty_read(bounds, row, n)
+            if mode == GLOBAL:
+                return np.int32(rowH[rowb + n * rows]), 0, n
+            return np.int32(0), 0, 0
+        best = np.int32(0) if mode == LOCAL else np.int32(NEG)
+        bi = 0
+        bj = 0
+        nstrips = (m + K - 1) // K
+        ctx = (sub, oe, ge)
+        for s in range(nstrips):
+            i0 = s * K
+            h = min(K, m - i0)
+            for r in range(K):
+                work[r] = edge(mode, i0 + r + 1, go, ge)
+                work[K + r] = NEG
+                work[2 * K + r] = np.int32(q[qb + min(i0 + r, m - 1) * qs]) * np.int32(A)
+                work[3 * K + r] = np.int32(NO_CELL) if keyed else np.int32(0)  # H 0, column 0
+                work[4 * K + r] = 0
+            edge_h = edge(mode, i0 + h, go, ge)
+            tracked = (edge_h, np.int32(0), edge_h)
+            if mode == LOCAL:
+                sweep_local(window, s, h, store, row, bounds, work, ctx, (edge_h, neg), tracked)
+                for r in range(K):
+                    key = work[3 * K + r]
+                    row_h = key >> np.int32(KEY_BITS) if keyed else key
+                    row_best = row_h + (clip if i0 + r + 1 == m else np.int32(0))
+                    if r < h and row_best > best:
+                        best = row_best
+                        bi = i0 + r + 1
+                        bj = (np.int32(NO_CELL) - (key & np.int32(NO_CELL)) if keyed
+                              else work[4 * K + r])
+            elif i0 + h < m:
+                sweep_fill(window, s, h, store, row, bounds, work, ctx, (edge_h, neg), tracked)
+            else:
+                row_best, row_j, last = sweep_last(window, s, h, store, row, bounds, work, ctx,
+                                                   (edge_h, neg), tracked)
+                if mode == GLOBAL:
+                    return last, m, n
+                best = row_best
+                bi = m
+                bj = row_j
+        if mode == LOCAL:
+            return np.int32(best - 2 * clip), bi, bj
+        return best, bi, bj
+
+    @device_fn
+    def traceback(read, window, scoring, n_code, eqx, end_i, end_j, bounds, tile, moves, out):
+        """Trace from (end_i, end_j) back through the quadrants; write the CIGAR to ``out``.
+
+        The walk is :mod:`.strips`' (quadrants recomputed into their move bytes by
+        ``quadrant_moves``), in states H, E and F (``move``). Returns ``(read_start,
+        window_start, n_ops, nm)``.
+        """
+        m = read[3]
+        n = window[3]
+        mode = scoring[0]
         nout = 0
         cur_op = -1
         cur_len = 0
         if mode == LOCAL:
-            nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, OP_S, m - end_i)
+            nout, cur_op, cur_len = emit(out, nout, cur_op, cur_len, OP_S, m - end_i)
         nquads = (m + K - 1) // K + (n + K - 1) // K + 1
-        for _ in range(nquads):
-            qdone = (i == 0) | (j == 0) | stopped
-            if vote_all(qdone):
-                break
-            a = (max(i, 1) - 1) // K
-            b = (max(j, 1) - 1) // K
-            if mode == LOCAL:
-                moves_local(q, qb, qs, m, t, tb, ts, n, sub, A, go, ge, n_code, a, b, rbH, rbF,
-                            rbb, rbs, rlen, cbH, cbE, cbb, cbs, clen, tile, moves)
-            else:
-                moves_ends(q, qb, qs, m, t, tb, ts, n, sub, A, go, ge, n_code, a, b, rbH, rbF,
-                           rbb, rbs, rlen, cbH, cbE, cbb, cbs, clen, tile, moves)
-            r0 = a * K
-            c0 = b * K
-            li = i - r0
-            lj = j - c0
-            for _step in range(STEPS):
-                mv = moves[np.uint32((max(li, 1) - 1) * K + max(lj, 1) - 1)]
-                stop_here = mode == LOCAL and st == ST_H and (mv & MV_ZERO) != 0
-                stopped = stopped or (stop_here and not qdone and li > 0 and lj > 0)
-                done = qdone | stopped | (li == 0) | (lj == 0)
-                if vote_all(done):
-                    break
-                isdiag = (st == ST_H) & ((mv & MV_DIR) == 0)
-                up = (st == ST_F) or (st == ST_H and (mv & MV_DIR) == MV_UP)
-                left = not (isdiag or up)
-                same = (mv & MV_SAME) != 0
-                op = OP_I if up else (OP_D if left else (OP_EQ + np.int32(not same) if eqx else OP_M))
-                ext = (mv & (MV_F_EXT if up else MV_E_EXT)) != 0
-                live = not done
-                nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, op,
-                                             np.int32(live))
-                nm += np.int32(live and (up or left or not same))
-                if live:
-                    st = ST_H if isdiag else (ST_F if up & ext else (ST_E if left & ext else ST_H))
-                li -= np.int32((isdiag | up) & live)
-                lj -= np.int32((isdiag | left) & live)
-            i = r0 + li
-            j = c0 + lj
+        i, j, state, runs = walk(read, window, (scoring, n_code, eqx), bounds, (tile, moves),
+                                 out, (end_i, end_j), (ST_H, False, 0), (nout, cur_op, cur_len),
+                                 nquads)
+        _st, stopped, nm = state
+        nout, cur_op, cur_len = runs
         if not stopped and mode != LOCAL:
-            nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, OP_I, i)
+            nout, cur_op, cur_len = emit(out, nout, cur_op, cur_len, OP_I, i)
             nm += i
             if mode == GLOBAL:
-                nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, OP_D, j)
+                nout, cur_op, cur_len = emit(out, nout, cur_op, cur_len, OP_D, j)
                 nm += j
                 j = 0
             i = 0
         if mode == LOCAL:
-            nout, cur_op, cur_len = emit(out, ob, os, nout, cur_op, cur_len, OP_S, i)
-        return i, j, close(out, ob, os, nout, cur_op, cur_len), nm
+            nout, cur_op, cur_len = emit(out, nout, cur_op, cur_len, OP_S, i)
+        return i, j, close(out, nout, cur_op, cur_len), nm
 
     return SimpleNamespace(K=K, tag=tag, score=score, edge=edge, forward=forward, emit=emit,
                            traceback=traceback,

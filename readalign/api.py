@@ -17,8 +17,6 @@ from .runtime.arguments import Arguments, Sequences, check_arguments, check_k
 from .runtime.timing import stage
 from .words.pairwise import pairwise
 
-MODES = ("infix", "global", "local")
-
 
 def align(reads: Sequences, windows: Sequences, mode: str = "infix", max_distance: int | None = None,
           backend: str = "auto", *, cigar: bool = True, eqx: bool = False, k: int | None = None,
@@ -126,8 +124,8 @@ def align(reads: Sequences, windows: Sequences, mode: str = "infix", max_distanc
     """
     args = check_arguments(("reads", reads), ("windows", windows), paired=True,
                            max_distance=max_distance, threads=threads, backend=backend)
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    if mode not in MODE_NAMES:
+        raise ValueError(f"mode must be one of {', '.join(MODE_NAMES)}; got {mode!r}")
     k = AUTO_K if k is None else check_k(k)
     if scoring is not None:
         return _align_scored(args, mode, max_distance, cigar, eqx, k, scoring)

@@ -31,8 +31,8 @@ def align_batch(q: Packed, t: Packed, idx: np.ndarray, job, k: int,
     n_ops = np.empty(count, dtype=np.int64)
     arrays = (q.data, q.offsets, t.data, t.offsets, idx)
     if job.scores is None:
-        align_chunks(k, use, bounds, *arrays, job.infix, job.max_distance, job.n_code, job.eqx,
-                     job.with_cigar, slot_off, slots, dist, ref_start, ref_end, n_ops)
+        align_chunks(k, use, bounds, arrays, (job.infix, job.max_distance, job.n_code, job.eqx,
+                     job.with_cigar), (slot_off, slots, dist, ref_start, ref_end, n_ops))
         return BatchResult(dist, ref_start, ref_end, n_ops,
                            [(0, count, gather_slices(slots, slot_off, n_ops))])
     sc = job.scores
@@ -40,8 +40,8 @@ def align_batch(q: Packed, t: Packed, idx: np.ndarray, job, k: int,
     q_start = np.empty(count, dtype=np.int64)
     q_end = np.empty(count, dtype=np.int64)
     nm = np.empty(count, dtype=np.int64)
-    align_chunks(k, use, bounds, *arrays, sc.mode, sc.sub, sc.size, sc.gap_open, sc.gap_extend,
-                 sc.clip, job.n_code, job.eqx, job.with_cigar, slot_off, slots, score, q_start, q_end,
-                 ref_start, ref_end, n_ops, nm, scored=True)
+    align_chunks(k, use, bounds, arrays, (sc.mode, sc.sub, sc.size, sc.gap_open, sc.gap_extend,
+                 sc.clip), (job.n_code, job.eqx, job.with_cigar), (slot_off, slots, score, q_start,
+                 q_end, ref_start, ref_end, n_ops, nm), scored=True)
     return BatchResult(nm.astype(np.int32), ref_start, ref_end, n_ops,
                        [(0, count, gather_slices(slots, slot_off, n_ops))], score, q_start, q_end)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..kernels.scored_quadrant import cigar_slots
 from . import flatseq
 
 
@@ -60,9 +61,10 @@ class BatchResult:
 
 
 def slot_capacity(m: np.ndarray, n: np.ndarray, max_distance: int, scored: bool = False) -> np.ndarray:
-    """Worst-case CIGAR run count per pair: at most m+n runs and 2*distance+1 (scored: m+n+2)."""
+    """Worst-case CIGAR run count per pair: at most m+n runs and 2*distance+1 (scored:
+    :func:`~readalign.kernels.scored_quadrant.cigar_slots`)."""
     if scored:
-        return m + n + 2
+        return cigar_slots(m, n)
     worst = np.maximum(m, n)
     if max_distance >= 0:
         worst = np.minimum(worst, max_distance)

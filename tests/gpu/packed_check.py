@@ -1,4 +1,4 @@
-"""The packed distance pass (``kernels.packed``) through CUDA against the CPU backend.
+"""The packed distance pass (``benchmarks.ablation.packed``) through CUDA against the CPU backend.
 
 Used by the GPU tests and, with ``NUMBA_ENABLE_CUDASIM=1``, by CI: pairs of a few shared
 shapes (so most threads carry two pairs) and of random shapes, DNA with N, infix and global,
@@ -10,11 +10,14 @@ operations on every input class. ``python tests/gpu/packed_check.py PAIRS MAX_LE
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import numpy as np
 from numba import cuda
 
 import readalign
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the benchmarks package
 
 ALPHABET = np.frombuffer(b"ACGTN", dtype=np.uint8)
 
@@ -44,9 +47,8 @@ def shaped_pairs(count: int, seed: int, max_len: int) -> tuple[list[bytes], list
 
 def run_packed(reads, windows, infix: bool, max_dist: int, k: int, dpx: bool):
     """Distances and end columns from the packed CUDA kernel, by pair."""
-    from readalign.kernels.cuda_packed import packed_kernel
-    from readalign.kernels.packed_pairs import pair_up
-
+    from benchmarks.ablation.cuda_packed import packed_kernel
+    from benchmarks.ablation.packed_pairs import pair_up
     from readalign.engine.packing import N_CODE, pack_dna
 
     q, t = pack_dna(reads), pack_dna(windows)
@@ -123,15 +125,15 @@ def kernel_for(ops):
 def compare_lane_ops(count: int, seed: int = 5, dpx: bool = True) -> int:
     """Hopper's 16x2 minima (``dpx``; else the plain ones again, for the simulator) against
     the plain-arithmetic ones on ``count`` word triples."""
-    from readalign.kernels import lanes16
+    from benchmarks.ablation import unsigned_lanes
 
     words = [lane_words(count, seed + x) for x in range(3)]
     b = words[1].copy()
     same = np.random.default_rng(seed).random(count) < 0.1
     b[same] = words[0][same]
     outs = []
-    plain = lanes16.swar_ops(cuda.jit(device=True))
-    for ops in (lanes16.dpx_ops() if dpx else plain, plain):
+    plain = unsigned_lanes.swar_ops(cuda.jit(device=True))
+    for ops in (unsigned_lanes.dpx_ops() if dpx else plain, plain):
         out = cuda.device_array((3, count), np.uint32)
         kernel_for(ops)[(count + 255) // 256, 256](words[0], b, words[2], out)
         outs.append(out.copy_to_host())

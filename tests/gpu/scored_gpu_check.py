@@ -124,7 +124,7 @@ def count_packed_pairs() -> None:
 
     def counted(kernel, grid, block, stream, *args):
         if getattr(kernel, "py_func", kernel).__name__.startswith("scored_forward2_kernel"):
-            PACKED_PAIRS[0] += args[-3].shape[0]  # score: one element per pair
+            PACKED_PAIRS[0] += args[-1][0].shape[0]  # outs: score, one element per pair
         return launch(kernel, grid, block, stream, *args)
 
     scored.launch = counted

@@ -76,12 +76,14 @@ def _scored_reads(K, mode, scoring, q, t, keyed=False) -> list:
     qs, ts = np.append(q, 0), np.append(t, 0)  # a sequence may be empty; nothing past it is read
     go, ge = scoring.gap_open, scoring.gap_extend
     clip = scoring.clip_penalty if mode == scored_quadrant.LOCAL else 0
-    _s, ei, ej = ns.forward(qs, 0, 1, m, ts, 0, 1, n, mode, sub, A, go, ge, clip, True,
-                            arr("rowH", n + 1), arr("rowF", n + 1), 0, 1, rbH, rbF, 0, 1, n + 1,
-                            cbH, cbE, 0, 1, m + 1, arr("work", 5 * K), scored_quadrant.NEG)
-    ns.traceback(qs, 0, 1, m, ts, 0, 1, n, mode, sub, A, go, ge, A - 1, False, ei, ej, rbH, rbF,
-                 0, 1, n + 1, cbH, cbE, 0, 1, m + 1, arr("tile", scored_quadrant.tile_size(K)),
-                 arr("moves", K * K, np.uint8), arr("out", m + n + 2, np.uint32), 0, 1)
+    read, window, scores = (qs, 0, 1, m), (ts, 0, 1, n), (mode, sub, A, go, ge, clip)
+    bounds = ((rbH, rbF, cbH, cbE), 0, 1, n + 1, m + 1)
+    _s, ei, ej = ns.forward(read, window, scores, True, (arr("rowH", n + 1), arr("rowF", n + 1),
+                                                         0, 1), bounds, arr("work", 5 * K),
+                            scored_quadrant.NEG)
+    ns.traceback(read, window, scores, A - 1, False, ei, ej, bounds,
+                 arr("tile", scored_quadrant.tile_size(K)), arr("moves", K * K, np.uint8),
+                 (arr("out", m + n + 2, np.uint32), 0, 1))
     return unwritten
 
 
@@ -96,11 +98,11 @@ def _edit_reads(K, infix, q, t) -> list:
     cbuf = arr("cbuf", quadrant.boundary_col_size(m, n, K))
     ne = _functions(K)[1]
     qs, ts = np.append(q, 0), np.append(t, 0)
-    d, end_j = ne.forward(qs, 0, 1, m, ts, 0, 1, n, infix, -1, 4, True, arr("row", n + 1), 0, 1,
-                          rbuf, 0, 1, n + 1, cbuf, 0, 1, m + 1, arr("strip", K), arr("qk", K))
-    ne.traceback(qs, 0, 1, m, ts, 0, 1, n, infix, 4, False, end_j, rbuf, 0, 1, n + 1, cbuf, 0,
-                 1, m + 1, arr("tile", quadrant.tile_size(K)), arr("moves", K * K, np.uint8),
-                 arr("out", 2 * d + 1, np.uint32), 0, 1)
+    read, window, bounds = (qs, 0, 1, m), (ts, 0, 1, n), ((rbuf, cbuf), 0, 1, n + 1, m + 1)
+    d, end_j = ne.forward(read, window, infix, -1, 4, True, (arr("row", n + 1), 0, 1), bounds,
+                          arr("strip", K), arr("qk", K))
+    ne.traceback(read, window, infix, 4, False, end_j, bounds, arr("tile", quadrant.tile_size(K)),
+                 arr("moves", K * K, np.uint8), (arr("out", 2 * d + 1, np.uint32), 0, 1))
     return unwritten
 
 

@@ -15,15 +15,15 @@ from conftest import GPU_CHECKS, HAS_GPU, under_simulator
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
-from readalign.kernels import lanes16
-from readalign.kernels.packed_pairs import cpu_packed, pair_up
 
+from benchmarks.ablation import unsigned_lanes
+from benchmarks.ablation.packed_pairs import cpu_packed, pair_up
 from tests.gpu import packed_check
 from tests.support.oracle import dp_distance
 
 gpu = pytest.mark.skipif(not HAS_GPU, reason="no CUDA GPU")
 
-_apply_at = packed_check.apply_at(lanes16.swar_ops(njit), njit)
+_apply_at = packed_check.apply_at(unsigned_lanes.swar_ops(njit), njit)
 
 
 @njit

@@ -23,6 +23,7 @@ from readalign.kernels.scored_quadrant import GLOBAL, LOCAL, NEG, NEG16
 from test_stuck_lanes import assert_same
 
 import readalign
+from benchmarks.ablation.scored_packed_cpu import scored_packed_chunk_source
 
 OPS = lanes16.signed_ops(njit(cache=False))
 _add2, _max2, _relu3, _umax2 = OPS.add2, OPS.max2, OPS.relu3, OPS.umax2
@@ -168,7 +169,7 @@ def _packed(**build):
     def kernel(K: int):
         """The packed chunk kernel with lanes that never leave a loop and bounds checks."""
         checked = njit(boundscheck=True, cache=False)
-        source = kernels_cpu.scored_packed_chunk_source(K, checked, kernels_cpu.vote_never)
+        source = scored_packed_chunk_source(K, checked, kernels_cpu.vote_never)
         return njit(boundscheck=True, nogil=True, cache=False)(source)
     return kernel
 
@@ -251,12 +252,13 @@ def _boundaries(forward, q, t, K, sc):
     m, n = len(q), len(t)
     rows = np.empty(scored_quadrant.boundary_row_size(m, n, K), np.int32)
     cols = np.empty(scored_quadrant.boundary_col_size(m, n, K), np.int32)
-    rbH, rbF, cbH, cbE = rows.copy(), rows.copy(), cols.copy(), cols.copy()
+    arrays = (rows.copy(), rows.copy(), cols.copy(), cols.copy())
     work = np.empty(5 * K, np.int32)
-    out = forward(q, 0, 1, m, t, 0, 1, n, LOCAL, sc.flat(), 5, sc.gap_open, sc.gap_extend,
-                  sc.clip_penalty, True, np.empty(n + 1, np.int32), np.empty(n + 1, np.int32), 0,
-                  1, rbH, rbF, 0, 1, n + 1, cbH, cbE, 0, 1, m + 1, work, NEG)
-    return out, (rbH, rbF, cbH, cbE)
+    scores = (LOCAL, sc.flat(), 5, sc.gap_open, sc.gap_extend, sc.clip_penalty)
+    out = forward((q, 0, 1, m), (t, 0, 1, n), scores, True,
+                  (np.empty(n + 1, np.int32), np.empty(n + 1, np.int32), 0, 1),
+                  (arrays, 0, 1, n + 1, m + 1), work, NEG)
+    return out, arrays
 
 
 def _inf(x):
@@ -279,9 +281,10 @@ def check_two_pairs(ra: str, wa: str, rb: str, wb: str, k: int, sc, strip: int =
     rows = scored_quadrant.boundary_row_size(M, N, k)
     cols = scored_quadrant.boundary_col_size(M, N, k)
     words = [np.zeros(size, np.uint32) for size in (rows, rows, cols, cols)]
-    got = forward2(q, 0, ma, ma, mb, t, 0, na, na, nb, scored_packed.pair_table(sc.flat(), 5), 5,
-                   sc.gap_open, sc.gap_extend, sc.clip_penalty, True, np.empty(N + 1, np.uint32),
-                   words[0], words[1], 0, 1, N + 1, words[2], words[3], 0, 1, M + 1,
+    scores = (LOCAL, scored_packed.pair_table(sc.flat(), 5), 5, sc.gap_open, sc.gap_extend,
+              sc.clip_penalty)
+    got = forward2((q, 0, ma, ma, mb), (t, 0, na, na, nb), scores, True,
+                   np.empty(N + 1, np.uint32), (tuple(words), 0, 1, N + 1, M + 1),
                    np.empty(4 * strip, np.uint32))
     halves = [w.view(np.int16).reshape(-1, 2) for w in words]
     for lane, (rq, wt, m, n) in enumerate(((codes[0], codes[2], ma, na),

@@ -45,8 +45,8 @@ def launch_forward(pool: DevicePool, seqs: tuple, job: Job, k: int, count: int, 
     start = pool.get("start", count, np.int64)
     end = pool.get("end", count, np.int64)
     launch(kernels(k, vote)[0], _blocks(count), THREADS_PER_BLOCK, pool.stream,
-           *seqs, job.infix, job.max_distance, job.n_code, job.with_cigar, *bounds, dist, start,
-           end)
+           seqs, (job.infix, job.max_distance, job.n_code, job.with_cigar), bounds,
+           (dist, start, end))
     return bounds, dist, start, end
 
 
@@ -69,7 +69,7 @@ def launch_traceback(pool: DevicePool, seqs: tuple, job: Job, k: int, outs: tupl
     ops = pool.cleared("out", total_ops, np.uint32)  # lanes write part of their slots; all come back
     nops = pool.space("nops", count, np.int64)
     launch(kernels(k, vote)[1], _blocks(count), THREADS_PER_BLOCK, pool.stream,
-           *seqs, job.infix, job.n_code, job.eqx, *bounds, dist, start, end, d_off, ops, nops)
+           seqs, (job.infix, job.n_code, job.eqx), bounds, (dist, start, end), (d_off, ops, nops))
     return ops, nops
 
 

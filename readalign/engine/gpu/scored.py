@@ -23,7 +23,7 @@ from ...kernels.cuda import (
     scored_kernels,
     scored_packed_kernels,
 )
-from ...kernels.scored_quadrant import fits_int16
+from ...kernels.scored_quadrant import cigar_slots, fits_int16
 from ...runtime import host_copy
 from ...runtime.gpu_memory import DevicePool, download
 from .. import flatseq
@@ -63,7 +63,7 @@ def lane_bytes(m_max: int, n_max: int, k: int, with_cigar: bool, scores=None) ->
     (two arrays each way) of int16 where ``scores`` (a job's) fit them, else of int32."""
     rows, cols = scored_boundary_elements(m_max, n_max, k) if with_cigar else (0, 0)
     cell = 2 if scores is not None and _narrow(scores, m_max, n_max) else 4
-    cigar = 8 * (m_max + n_max + 2) if with_cigar else 0  # worst-case slots, then packed runs
+    cigar = 8 * cigar_slots(m_max, n_max) if with_cigar else 0  # worst-case slots, then runs
     return 2 * cell * (rows + cols) + cigar + m_max + n_max + 96
 
 
@@ -94,21 +94,21 @@ def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m
         words = tuple(a[:size * lanes].view(np.uint32)
                       for a, size in zip(arrays, (rows, rows, cols, cols), strict=True))
         launch(scored_packed_kernels(k)[role], _blocks((count + 1) // 2), THREADS_PER_BLOCK,
-               pool.stream, *seqs, table, sc.size, sc.gap_open, sc.gap_extend, sc.clip, *words,
-               *layout, score, end_i, end_j)
+               pool.stream, tuple(seqs), (sc.mode, table, sc.size, sc.gap_open, sc.gap_extend,
+                                          sc.clip), words + layout, (score, end_i, end_j))
     else:
         launch(scored_kernels(k, narrow=narrow)[role], _blocks(count), THREADS_PER_BLOCK,
-               pool.stream, *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, sc.clip,
-               *arrays, *layout, score, end_i, end_j)
+               pool.stream, tuple(seqs), (sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend,
+                                          sc.clip), arrays + layout, (score, end_i, end_j))
     return arrays + layout, score, end_i, end_j
 
 
 def slot_total(q_off: np.ndarray, t_off: np.ndarray) -> int:
-    """CIGAR slots of a chunk, ``m + n + 2`` a lane (its read's and window's lengths), from the
-    staged offsets (one more than the lanes): the traceback kernel finds each lane's first
-    slot the same way (:func:`~readalign.kernels.cuda.scored_slot`)."""
+    """CIGAR slots of a chunk (:func:`~readalign.kernels.scored_quadrant.cigar_slots` a
+    lane), from the staged offsets (one more than the lanes): the traceback kernel finds each
+    lane's first slot the same way (:func:`~readalign.kernels.cuda.scored_slot`)."""
     lanes = q_off.shape[0] - 1
-    return int(q_off[lanes]) + int(t_off[lanes]) + 2 * lanes
+    return cigar_slots(int(q_off[lanes]), int(t_off[lanes]), lanes)
 
 
 def launch_traceback(pool: DevicePool, dev: tuple, job: Job, k: int, fwd: tuple,
@@ -124,15 +124,15 @@ def launch_traceback(pool: DevicePool, dev: tuple, job: Job, k: int, fwd: tuple,
     *seqs, sub = dev
     narrow = bufs[0].dtype == np.int16
     launch(scored_kernels(k, narrow=narrow)[2], _blocks(count), THREADS_PER_BLOCK, pool.stream,
-           *seqs, sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, job.n_code, job.eqx, *bufs,
-           end_i, end_j, out[0], *out[1:])
+           tuple(seqs), (sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, sc.clip),
+           (job.n_code, job.eqx), bufs, (end_i, end_j), out)
     return out
 
 
 class ScoredSteps:
     """Steps 2-4 of :func:`.pipeline.run_pipeline` for scored alignment (:class:`.pipeline.Steps`).
 
-    CIGAR slots are sized from the lengths (``m + n + 2`` runs a lane, found by each
+    CIGAR slots are sized from the lengths (``cigar_slots`` runs a lane, found by each
     lane from the staged offsets), so the traceback is enqueued right behind the
     forward pass, and the runs are packed end to end on the device behind it (their
     offsets scanned there too); once the offsets are back, only the runs' real size

@@ -6,10 +6,10 @@ from functools import cache
 
 import numpy as np
 from numba import njit
+from readalign.kernels.cpu import vote_alone
+from readalign.kernels.quadrant import FAST_PATH_MAX
 
-from . import lanes16, packed
-from .cpu import vote_alone
-from .quadrant import FAST_PATH_MAX
+from . import packed, unsigned_lanes
 
 
 @njit(cache=True)
@@ -41,7 +41,7 @@ def pair_up(qoff, toff, order):
 def cpu_packed(K: int):
     """The packed pass on the CPU with the plain-arithmetic lane operations: the same source
     the GPU compiles, so tests can hold it against the 32-bit pass and an oracle."""
-    thread2 = packed.build(njit, vote_alone, lanes16.swar_ops(njit), K).thread2
+    thread2 = packed.build(njit, vote_alone, unsigned_lanes.swar_ops(njit), K).thread2
 
     @njit
     def run(q, qoff, t, toff, pair_a, pair_b, infix, max_dist, n_code, dist, ref_end):

@@ -10,11 +10,11 @@ from __future__ import annotations
 from functools import cache
 
 from numba import cuda, uint32
+from readalign.kernels.cuda import vote_helper
+from readalign.kernels.quadrant import FAST_PATH_MAX
+from readalign.kernels.simulator import simulated
 
-from . import lanes16, packed
-from .cuda import vote_helper
-from .quadrant import FAST_PATH_MAX
-from .simulator import simulated
+from . import packed, unsigned_lanes
 
 
 @cache
@@ -22,7 +22,7 @@ def packed_kernel(K: int, dpx: bool = True):
     """The packed forward kernel for quadrant size ``K``; ``dpx``: Hopper's 16x2 min
     instructions (sm_90), else plain integer arithmetic (always so under the simulator)."""
     device = cuda.jit(device=True)
-    ops = lanes16.dpx_ops() if dpx and not simulated() else lanes16.swar_ops(device)
+    ops = unsigned_lanes.dpx_ops() if dpx and not simulated() else unsigned_lanes.swar_ops(device)
     thread2 = packed.build(device, vote_helper(True), ops, K).thread2
     ROW = FAST_PATH_MAX + 1
 

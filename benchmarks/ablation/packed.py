@@ -1,8 +1,8 @@
 """Edit distance of two pairs at once, 16 bits per cell: the packed forward pass.
 
-The same strip sweep as :mod:`.quadrant`'s distance-only forward pass, over words that hold
+The same strip sweep as :mod:`readalign.kernels.quadrant`'s distance-only forward pass, over words that hold
 one cell of each of two pairs of equal shape (read length and window length): the first pair
-in the low half, the second in the high half (:mod:`.lanes16`). Per two cells the inner loop
+in the low half, the second in the high half (:mod:`.unsigned_lanes`). Per two cells the inner loop
 is an XOR of the codes, a per-half "not equal", a subtract-add, a three-way per-half minimum
 and an add: with Hopper's 16x2 min instructions, five instructions for two cells where the
 32-bit pass spends about five on one.
@@ -11,7 +11,7 @@ The strip keeps ``w = D + 1`` rather than ``D``: ``w`` is at once the "above + 1
 row and the "left + 1" of the next column, and the diagonal term ``D[i-1][j-1] + cost`` is
 ``w_left_of_above + cost - 1``.
 
-Written once, like :mod:`.quadrant`: :func:`build` takes the decorator that compiles a device
+Written once, like :mod:`readalign.kernels.quadrant`: :func:`build` takes the decorator that compiles a device
 function, the warp-vote helper, the lane operations and ``K``. Results equal the 32-bit pass's
 distance and end column (leftmost minimum of the last row in infix mode); boundaries are not
 kept, so this pass serves distance-only jobs.
@@ -22,9 +22,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
-
-from .disk_cache import named_for
-from .lanes16 import ONE2
+from readalign.kernels.disk_cache import named_for
+from readalign.kernels.lanes16 import ONE2
 
 READ_N = np.uint32(0x100)
 """A read's ``n_code`` in its half: codes are bytes, so no window code equals it."""
@@ -35,7 +34,7 @@ _LOW = np.uint32(0xFFFF)
 def build(device_jit, vote_all, ops, K: int) -> SimpleNamespace:
     """Compile the packed distance-only forward pass for quadrant size ``K`` with ``ops``.
 
-    ``ops`` is one of :mod:`.lanes16`'s lane-operation sets. Returns a namespace with
+    ``ops`` is one of :mod:`.unsigned_lanes`' lane-operation sets. Returns a namespace with
     ``forward2`` (two pairs) and ``thread2`` (what one thread of the pass does: both backends
     call it).
     """
