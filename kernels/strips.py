@@ -58,12 +58,8 @@ def build(device_jit, vote_all, K: int, cells, tag: str) -> SimpleNamespace:
     ``tag``: ``sweep(column, track, name)`` makes a strip sweep, ``keep_first_column``,
     ``keep_empty_read`` and ``keep_column`` store boundaries, ``walk`` traces."""
     STEPS = 2 * K - 1
-    load = cells.load
-    store = cells.store
-    corner = cells.corner
-    keep_row = cells.keep_row
-    keep_col = cells.keep_col
-    first_column = cells.first_column
+    load, store, corner = cells.load, cells.store, cells.corner
+    keep_row, keep_col, first_column = cells.keep_row, cells.keep_col, cells.first_column
     keep_column = column_keeper(device_jit, K, cells.left, keep_col, tag)
 
     def sweep(column, track, name: str):
@@ -125,11 +121,8 @@ def build(device_jit, vote_all, K: int, cells, tag: str) -> SimpleNamespace:
             if j % K == 0 and (j < n or j == 0):
                 keep_col(arrays, base + (j // K) * clen * stride, top)
 
-    recompute = cells.recompute
-    halt = cells.halt
-    halted = cells.halted
-    move = cells.move
-    emit = cells.emit
+    recompute, halt, halted, move, emit = (cells.recompute, cells.halt, cells.halted, cells.move,
+                                           cells.emit)
 
     def walk(read, window, ctx, bounds, scratch, out, start, state, runs, nquads):
         """Trace from cell ``start`` back through at most ``nquads`` quadrants.
