@@ -136,6 +136,32 @@ def pair_spans(d, end_j, start, traced, infix):
     return (-1 if infix else 0), end_j
 
 
+def first_min(value, best):
+    """The end-cell tie rule of the forward passes where the least value wins (distances):
+    ``value`` takes the best's place only when strictly less, so among equal cells the first
+    one scanned stays (the leftmost column; in local mode, rows top down, the smallest read
+    end). :func:`first_max`, :func:`column_key` and :func:`key_column` state the same rule for
+    scores and for best-cell keys: together they are every place the forward passes apply it."""
+    return value < best
+
+
+def first_max(value, best):
+    """:func:`first_min` where the greatest value wins (scores)."""
+    return value > best
+
+
+def column_key(j, last):
+    """Column ``j``'s part of a best-cell key (``H * (last + 1)`` plus this; ``last``: the
+    key's last column), so that the key's maximum is the first column of the best H, as
+    :func:`first_max` keeps it."""
+    return last - j
+
+
+def key_column(key, last):
+    """The column of a best-cell key (:func:`column_key`)."""
+    return last - (key & last)
+
+
 def tie_move(v, diag, up):
     """The tie rule of every traceback: the move into a cell of value ``v``, given the value
     its diagonal move brings (``diag``) and the value its move from above (an insertion)
@@ -167,6 +193,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
     KK = K + 1
     BIG = 1 << 30
     tie = device_jit(tie_move)
+    ahead = device_jit(first_min)
 
     @device_fn
     def cost(a, b, n_code):
@@ -231,7 +258,7 @@ def build(device_jit, vote_all, K: int) -> SimpleNamespace:
         """The bottom row's minimum and its leftmost minimum, column by column."""
         rowmin, best, best_j = tracked
         rowmin = min(rowmin, bottom)
-        if bottom < best:
+        if ahead(bottom, best):
             best = bottom
             best_j = j
         return rowmin, best, best_j

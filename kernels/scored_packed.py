@@ -39,6 +39,7 @@ import numpy as np
 
 from .disk_cache import named_for
 from .lanes16 import ONE2, join_halves
+from .quadrant import column_key, first_max, key_column
 from .scored_quadrant import LOCAL, column_store
 
 PACK_ALPHABET = 5
@@ -126,6 +127,9 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
     tag = f"scored2_k{K}_s{S}_{ops.name}"
 
     join = device_jit(join_halves)
+    ahead = device_jit(first_max)
+    key_of = device_jit(column_key)
+    column_of = device_jit(key_column)
     store_column = column_store(device_jit, S, tag)
 
     @device_jit
@@ -185,7 +189,7 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
             nextC = column(t, ta, tb, na, nb, A, 1)
             keep = np.uint32(0xFFFFFFFF)
             for j in range(1, N + 1):
-                later = np.uint32(np.uint32(KEY_COLUMNS16 - 1 - j) * ONE2)
+                later = np.uint32(np.uint32(key_of(j, KEY_COLUMNS16 - 1)) * ONE2)
                 if ragged:
                     keep = np.uint32((_LOW if j <= na else _NONE) | (_HIGH if j <= nb else _NONE))
                 aboveH, aboveF = row_load(nextW)
@@ -235,10 +239,10 @@ def build(device_jit, ops, K: int, S: int | None = None) -> SimpleNamespace:
         for r in range(S):
             key = np.int32((np.uint32(work[3 * S + r]) >> np.uint32(shift)) & _LOW)
             row_best = (key >> 8) + (clip if i0 + r + 1 == m else np.int32(0))
-            if i0 + r < m and row_best > best:
+            if i0 + r < m and ahead(row_best, best):
                 best = row_best
                 bi = i0 + r + 1
-                bj = np.int32(KEY_COLUMNS16 - 1) - (key & np.int32(KEY_COLUMNS16 - 1))
+                bj = column_of(key, np.int32(KEY_COLUMNS16 - 1))
         return best, bi, bj
 
     def forward2(reads, windows, scoring, store, row, bounds, work):

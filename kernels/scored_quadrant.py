@@ -56,7 +56,10 @@ from .quadrant import (
     boundary_col_size,
     boundary_row_size,
     close_runs,
+    column_key,
     emit_run,
+    first_max,
+    key_column,
     tie_move,
 )
 
@@ -170,6 +173,9 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
 
     KK = K + 1
     tie = device_jit(tie_move)
+    ahead = device_jit(first_max)
+    key_of = device_jit(column_key)
+    column_of = device_jit(key_column)
 
     @device_fn
     def score(sub, A, a, b):
@@ -232,7 +238,7 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
         def column(work, ctx, pd, top, tj, j, h):
             sub, oe, ge = ctx
             aboveH, aboveF = top
-            later = np.int32(KEY_COLUMNS - 1 - j)  # the key's column part: smaller j wins
+            later = np.int32(key_of(j, KEY_COLUMNS - 1))  # the key's column part
             last = aboveH
             for r in range(K):
                 leftH = work[r]
@@ -243,7 +249,7 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
                     if keyed:
                         work[3 * K + r] = max(work[3 * K + r],
                                               np.int32(v * np.int32(KEY_COLUMNS) + later))
-                    elif v > work[3 * K + r]:
+                    elif ahead(v, work[3 * K + r]):
                         work[3 * K + r] = v
                         work[4 * K + r] = j
                 if track_last and r == h - 1:
@@ -266,7 +272,7 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
     def last_row(tracked, last, j):
         """The last row's leftmost maximum, and its H in the last column."""
         best, best_j, _last = tracked
-        if last > best:
+        if ahead(last, best):
             best = last
             best_j = np.int32(j)
         return best, best_j, last
@@ -464,11 +470,10 @@ def build(device_jit, vote_all, K: int, keyed: bool = False) -> SimpleNamespace:
                     key = work[3 * K + r]
                     row_h = key >> np.int32(KEY_BITS) if keyed else key
                     row_best = row_h + (clip if i0 + r + 1 == m else np.int32(0))
-                    if r < h and row_best > best:
+                    if r < h and ahead(row_best, best):
                         best = row_best
                         bi = i0 + r + 1
-                        bj = (np.int32(NO_CELL) - (key & np.int32(NO_CELL)) if keyed
-                              else work[4 * K + r])
+                        bj = column_of(key, np.int32(NO_CELL)) if keyed else work[4 * K + r]
             elif i0 + h < m:
                 sweep_fill(window, s, h, store, row, bounds, work, ctx, (edge_h, neg), tracked)
             else:
