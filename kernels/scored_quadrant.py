@@ -28,7 +28,8 @@ Conventions:
   (deletion), as in the edit-distance kernel (indels left-aligned); in state
   E or F extending the gap wins over opening it (one gap block, not pieces);
   the infix end is the leftmost best column of the last row; the local end is
-  the best cell with the smallest read end, then the smallest window end; a
+  the best cell with the smallest read end, then the smallest window end
+  (:func:`.quadrant.tie_move`, :func:`.quadrant.first_max`, :func:`.quadrant.column_key`); a
   local trace stops as soon as it stands in state H on a cell whose H is 0;
 * local alignments report the read's unaligned ends as ``S`` runs, so the
   CIGAR covers the whole read; a pair with no positive score is the empty
