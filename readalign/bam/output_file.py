@@ -14,7 +14,7 @@ import contextlib
 import os
 
 from ..errors import OutputError
-from ..runtime.outfiles import TempFile, is_stream, open_stream, output_error, write_failure
+from ..runtime.outfiles import TempFile, destination, open_stream, output_error, write_failure
 from .bgzf import open_writer
 from .formats import index_suffix
 
@@ -99,11 +99,7 @@ class Output:
         self.path, self.fmt, self.sort, self.threads = path, fmt, sort, max(1, threads)
         self.reference = reference
         self.level = level
-        # stdout, or an existing path that is not a regular file (a named pipe, /dev/stdout):
-        # written to as a stream (through a link such as /dev/stdout), never replaced
-        self.stdout = path == "-" or is_stream(path)
-        # a symbolic link to a file is followed: its target is replaced, the link itself stays
-        self.target = os.path.realpath(path) if os.path.islink(path) and not self.stdout else path
+        self.stdout, self.target = destination(path)
         self.direct = fmt == "bam" and not sort
         self.temps: list[TempFile] = []
         self._final: list[tuple[TempFile, str]] = []  # (finished temporary file, its target)

@@ -64,6 +64,14 @@ def is_stream(path: str) -> bool:
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
+def destination(path: str) -> tuple[bool, str]:
+    """``(stream, where)`` for an output named ``path``: a stream (``-``, a pipe, a device,
+    also through a link such as /dev/stdout) is written where it is, never replaced; a symbolic
+    link to a file is followed, so its target is replaced and the link itself stays."""
+    stream = path == "-" or is_stream(path)
+    return stream, (os.path.realpath(path) if os.path.islink(path) and not stream else path)
+
+
 def _same_file(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
@@ -126,9 +134,7 @@ class TempFile:
     """
 
     def __init__(self, path: str, suffix: str = "") -> None:
-        self.stream = path == "-" or is_stream(path)
-        # a symbolic link is followed: its target is replaced, the link itself stays
-        self.path = os.path.realpath(path) if os.path.islink(path) and not self.stream else path
+        self.stream, self.path = destination(path)
         if self.stream:
             folder, base = tempfile.gettempdir(), "readalign"
         else:
