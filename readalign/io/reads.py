@@ -324,10 +324,10 @@ def _check_sam_qual(path: str, lineno: int, seq: bytes, qual: bytes) -> None:
 def _sniff(stream, path: str) -> str:
     """"fastq", "fasta", "sam" or "bam" from the first bytes of the (decompressed) stream."""
     try:
-        head = stream.peek(4)[:4]
         start = stream.peek(1 << 12)
     except (OSError, EOFError) as exc:
         raise InputError(f"{display(path)}: corrupt compressed data ({exc})") from None
+    head = start[:4]
     if head.startswith(b"BAM\x01"):
         return "bam"
     if SAM_HEADER.match(start) or SAM_RECORD.match(start):
