@@ -123,8 +123,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def _compiled_code_folder() -> tuple[str, bool]:
-    """Where numba keeps the compiled kernels, and whether it holds any yet."""
-    folder = os.environ.get("NUMBA_CACHE_DIR")
+    """Where numba keeps the compiled kernels (the package's own rules), and whether it holds
+    any yet."""
+    from readalign.kernels.cache_dir import resolve, writable
+
+    folder = resolve(os.environ, lambda: writable(REPO / "kernels")).path
     if folder:
         return folder, any(Path(folder).rglob("*.nbi"))
     where = f"__pycache__ folders under {REPO}"

@@ -1,4 +1,4 @@
-"""The compile cache folder's rules (readalign.runtime.cache_dir): READALIGN_CACHE_DIR, then
+"""The compile cache folder's rules (readalign.kernels.cache_dir): READALIGN_CACHE_DIR, then
 NUMBA_CACHE_DIR, then the sources' __pycache__, then a folder of the user's own."""
 
 from __future__ import annotations
