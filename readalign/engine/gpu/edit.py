@@ -15,8 +15,7 @@ from .. import flatseq
 from ..job import BatchResult, Job
 from .chunks import Chunk, Slot, Staged, upload_side
 from .run_store import RunStore
-from .sizing import THREADS_PER_BLOCK
-from .sizing import blocks as _blocks
+from .sizing import THREADS_PER_BLOCK, blocks
 
 
 def lane_bytes(m_max: int, n_max: int, k: int, with_cigar: bool) -> int:
@@ -44,7 +43,7 @@ def launch_forward(pool: DevicePool, seqs: tuple, job: Job, k: int, count: int, 
     dist = pool.get("dist", count, np.int32)
     start = pool.get("start", count, np.int64)
     end = pool.get("end", count, np.int64)
-    launch(kernels(k, vote)[0], _blocks(count), THREADS_PER_BLOCK, pool.stream,
+    launch(kernels(k, vote)[0], blocks(count), THREADS_PER_BLOCK, pool.stream,
            seqs, (job.infix, job.max_distance, job.n_code, job.with_cigar), bounds,
            (dist, start, end))
     return bounds, dist, start, end
@@ -68,7 +67,7 @@ def launch_traceback(pool: DevicePool, seqs: tuple, job: Job, k: int, outs: tupl
     count = dist.shape[0]
     ops = pool.cleared("out", total_ops, np.uint32)  # lanes write part of their slots; all come back
     nops = pool.space("nops", count, np.int64)
-    launch(kernels(k, vote)[1], _blocks(count), THREADS_PER_BLOCK, pool.stream,
+    launch(kernels(k, vote)[1], blocks(count), THREADS_PER_BLOCK, pool.stream,
            seqs, (job.infix, job.n_code, job.eqx), bounds, (dist, start, end), (d_off, ops, nops))
     return ops, nops
 

@@ -30,8 +30,7 @@ from .. import flatseq
 from ..job import BatchResult, Job
 from .chunks import Chunk, Slot, Staged, upload_side
 from .run_store import RunStore
-from .sizing import THREADS_PER_BLOCK
-from .sizing import blocks as _blocks
+from .sizing import THREADS_PER_BLOCK, blocks
 
 
 def _narrow(sc, m_max: int, n_max: int) -> bool:
@@ -93,11 +92,11 @@ def launch_forward(pool: DevicePool, dev: tuple, job: Job, k: int, count: int, m
         table = pool.constant("sub2", _pair_table(sc.sub.astype(np.int32).tobytes(), sc.size))
         words = tuple(a[:size * lanes].view(np.uint32)
                       for a, size in zip(arrays, (rows, rows, cols, cols), strict=True))
-        launch(scored_packed_kernels(k)[role], _blocks((count + 1) // 2), THREADS_PER_BLOCK,
+        launch(scored_packed_kernels(k)[role], blocks((count + 1) // 2), THREADS_PER_BLOCK,
                pool.stream, tuple(seqs), (sc.mode, table, sc.size, sc.gap_open, sc.gap_extend,
                                           sc.clip), words + layout, (score, end_i, end_j))
     else:
-        launch(scored_kernels(k, narrow=narrow)[role], _blocks(count), THREADS_PER_BLOCK,
+        launch(scored_kernels(k, narrow=narrow)[role], blocks(count), THREADS_PER_BLOCK,
                pool.stream, tuple(seqs), (sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend,
                                           sc.clip), arrays + layout, (score, end_i, end_j))
     return arrays + layout, score, end_i, end_j
@@ -123,7 +122,7 @@ def launch_traceback(pool: DevicePool, dev: tuple, job: Job, k: int, fwd: tuple,
            pool.get("nm", count, np.int64))
     *seqs, sub = dev
     narrow = bufs[0].dtype == np.int16
-    launch(scored_kernels(k, narrow=narrow)[2], _blocks(count), THREADS_PER_BLOCK, pool.stream,
+    launch(scored_kernels(k, narrow=narrow)[2], blocks(count), THREADS_PER_BLOCK, pool.stream,
            tuple(seqs), (sc.mode, sub, sc.size, sc.gap_open, sc.gap_extend, sc.clip),
            (job.n_code, job.eqx), bufs, (end_i, end_j), out)
     return out
