@@ -128,7 +128,7 @@ def align(reads: Sequences, windows: Sequences, mode: str = "infix", max_distanc
         raise ValueError(f"mode must be one of {', '.join(MODE_NAMES)}; got {mode!r}")
     k = AUTO_K if k is None else check_k(k)
     if scoring is not None:
-        return _align_scored(args, mode, max_distance, cigar, eqx, k, scoring)
+        return _align_scored(args, mode, cigar, eqx, k, scoring)
     if mode == "local":
         raise ValueError("mode='local' needs a scoring, e.g. scoring=readalign.Scoring()")
     job = Job(infix=mode == "infix", max_distance=args.max_distance, n_code=N_CODE,
@@ -139,12 +139,12 @@ def align(reads: Sequences, windows: Sequences, mode: str = "infix", max_distanc
     return align_packed(q, t, job, args.backend, args.threads)
 
 
-def _align_scored(args: Arguments, mode: str, max_distance: int | None, cigar: bool, eqx: bool,
-                  k: int, scoring: Scoring) -> AlignResult:
+def _align_scored(args: Arguments, mode: str, cigar: bool, eqx: bool, k: int,
+                  scoring: Scoring) -> AlignResult:
     """:func:`align` with a :class:`Scoring`: check it, pack through its alphabet, dispatch."""
     if not isinstance(scoring, Scoring):
         raise TypeError(f"scoring must be a readalign.Scoring; got {type(scoring).__name__}")
-    if max_distance is not None:
+    if args.max_distance >= 0:  # -1: None
         raise ValueError("max_distance applies to edit distance; with a scoring leave it None")
     if mode == "local":
         scoring.check_local()
