@@ -67,12 +67,19 @@ class Source:
     def device(self) -> str:
         return str(self.data.get("device", "unknown device"))
 
+    @property
+    def commit(self) -> str:
+        return str(self.data.get("commit", "unknown"))
+
+    @property
+    def changes(self) -> str:
+        """`` + changes`` where the tree measured had uncommitted changes, else nothing."""
+        return " + changes" if self.data.get("uncommitted_changes") else ""
+
     def line(self) -> str:
         """Where the numbers come from, for a figure's foot."""
-        d = self.data
-        commit = d.get("commit", "unknown") + (" + changes" if d.get("uncommitted_changes") else "")
-        return (f"{self.path.name}: {self.date or 'no date'}, commit {commit}, {self.device}; "
-                f"{d.get('command', 'command not recorded')}")
+        return (f"{self.path.name}: {self.date or 'no date'}, commit {self.commit}{self.changes}, "
+                f"{self.device}; {self.data.get('command', 'command not recorded')}")
 
 
 def load(folder: Path, prefix: str) -> list[Source]:
@@ -456,11 +463,8 @@ def sources_table(made: Sequence[tuple[str, list[Source]]], page: Path, out: Pat
     for image, sources in made:
         link = Path(os.path.relpath(out.resolve(), page.resolve().parent)) / image
         for s in sources:
-            d = s.data
-            commit = f"`{d.get('commit', 'unknown')}`" + (" + changes" if d.get("uncommitted_changes")
-                                                          else "")
             lines.append(f"| [{image}]({link.as_posix()}) | `{s.path.name}` | {s.date[:10]} | "
-                         f"{commit} | {s.device} | `{d.get('command', '')}` |")
+                         f"`{s.commit}`{s.changes} | {s.device} | `{s.data.get('command', '')}` |")
     return "\n".join(lines)
 
 
