@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..engine.packing import N_CODE, Packed
+from ..kernels.loops import parallel_loop
 
 
 @njit(cache=True, nogil=True)
@@ -137,7 +138,7 @@ def _encode_rc(dst, src):
         dst[m - 1 - k] = a ^ np.uint8(3) if a < 4 else a
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@parallel_loop(size=4)
 def _fill_reads(q, q_off, seq, seq_off, read, strand):
     """Each pair's read, oriented by its strand, as engine codes."""
     for p in prange(read.shape[0]):
@@ -149,7 +150,7 @@ def _fill_reads(q, q_off, seq, seq_off, read, strand):
             _encode_rc(q[q_off[p]:q_off[p + 1]], src)
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@parallel_loop(size=5)
 def _fill_windows(t, t_off, ref, contig_off, contig, ws, we):
     """Each pair's reference window as engine codes."""
     for p in prange(ws.shape[0]):

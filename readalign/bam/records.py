@@ -17,6 +17,7 @@ from ..engine.packing import DNA_CODES
 from ..engine.result import AlignResult
 from ..io.reads import ReadBatch
 from ..io.reference import Reference
+from ..kernels.loops import parallel_loop
 from ..runtime.decimal import write_decimal
 from .pairs import Pairs
 from .select import Selection
@@ -288,7 +289,7 @@ def _emits(r, p, secondary, valid, best):
     return p == best[r] or (secondary and valid[p] and best[r] >= 0)
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@parallel_loop(size=0)
 def _slots(name_off, seq_off, pair_lo, pair_hi, ops, op_off, valid, best, second, secondary, nrg):
     """Bytes each read's records can take at most, and how many records it gets (in parallel)."""
     nreads = name_off.shape[0] - 1
@@ -311,7 +312,7 @@ def _slots(name_off, seq_off, pair_lo, pair_hi, ops, op_off, valid, best, second
     return size, nrec
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@parallel_loop(size=3)
 def _fill(out, start, names, name_off, seq, seq_off, qual, has_qual, q, q_off, pair_lo,
           pair_hi, contig, strand, win_start, alscore, ref_start, ref_end, ops, op_off, valid, best,
           second, mapq, secondary, ref, ref_codes, contig_off, nt16, comp16, rg):
@@ -337,7 +338,7 @@ def _fill(out, start, names, name_off, seq, seq_off, qual, has_qual, q, q_off, p
     return used
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@parallel_loop(size=4)
 def _close_up(dst, dst_start, src, src_start, used):
     """Copy each read's ``used[r]`` bytes from ``src[src_start[r]]`` to ``dst[dst_start[r]]``."""
     for r in prange(used.shape[0]):

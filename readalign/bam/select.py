@@ -25,6 +25,7 @@ from numba import njit, prange
 
 from ..engine.result import AlignResult
 from ..io._cand_lines import NO_MAPQ
+from ..kernels.loops import parallel_loop
 from .pairs import Pairs
 from .presets import MAPQ_MAX, MAPQ_PER_UNIT, ReadScoring
 
@@ -79,7 +80,7 @@ def _mapq(s1, s2, has_second, unit, upstream):
     return q
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@parallel_loop(size=0)
 def select_best(nreads, read, score, alscore, dist, ref_start, ref_end, contig, strand,
                 win_start, upstream, min_score, max_dist, unit):
     """Return (valid per pair, best pair per read or -1, second-best pair or -1, MAPQ).

@@ -9,8 +9,9 @@ than slicing the text pair by pair; benchmarks/RESULTS.md).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from ..kernels.loops import parallel_loop
 from ..runtime.decimal import decimal_digits, write_decimal
 
 CIGAR_CHARS = "MIDNSHP=X"
@@ -20,7 +21,7 @@ _SEPARATOR = " "
 """What follows each pair's text in the buffer: a space, which no CIGAR holds."""
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@parallel_loop(size=1)
 def _text(ops, offsets, letters, separator):
     """Every pair's CIGAR text, each followed by the byte ``separator``, in one buffer."""
     npairs = offsets.shape[0] - 1

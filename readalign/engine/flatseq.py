@@ -8,8 +8,9 @@ Per-sequence copies go through :func:`readalign.runtime.host_copy.copy_run`.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from ..kernels.loops import parallel_loop
 from ..runtime.host_copy import copy_run
 from ..runtime.prefetch import prefetch_span
 
@@ -18,7 +19,7 @@ STAGE_AHEAD = 8
 one: in length order they lie all over the input (or the heap), each line a miss."""
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@parallel_loop(size=0)
 def fixed_width_lengths(grid):
     """Length of each row of a NUL-padded 2-D symbol grid (position after the last non-NUL)."""
     count, width = grid.shape
@@ -31,7 +32,7 @@ def fixed_width_lengths(grid):
     return out
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@parallel_loop(size=0)
 def translate(data, table):
     """``table[data]`` for uint8 data, in parallel."""
     out = np.empty(data.shape[0], dtype=np.uint8)
@@ -40,7 +41,7 @@ def translate(data, table):
     return out
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@parallel_loop(size=1)
 def gather_into(arr, starts, counts, out_offsets, out, base):
     """``out[base + out_offsets[i]:][:counts[i]] = arr[starts[i]:][:counts[i]]`` for every i."""
     for i in prange(starts.shape[0]):
@@ -57,7 +58,7 @@ def gather(arr: np.ndarray, starts: np.ndarray, counts: np.ndarray,
     return out
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@parallel_loop(size=1)
 def scatter(src, counts, dest_starts, dest):
     """Inverse of :func:`gather`: consecutive runs of ``src`` go to ``dest[dest_starts[i]:]``."""
     n = counts.shape[0]
@@ -74,7 +75,7 @@ SCAN_BLOCK = 1 << 14
 """Elements per parallel task of :func:`_scan_in_place`."""
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@parallel_loop(size=0)
 def _scan_in_place(values, exclusive):
     """Prefix sums of ``values`` in place: each element becomes the sum of those before it
     (``exclusive``) or up to it; returns the total.
@@ -104,15 +105,20 @@ def _scan_in_place(values, exclusive):
     return starts[blocks]
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def chunk_offsets(lengths, idx, lo, hi, dst_off):
+@parallel_loop(size=4)
+def _lengths_at(lengths, idx, lo, hi, dst_off):
+    """``dst_off[i + 1]``: the length of item ``idx[lo + i]`` (``lo + i`` when ``idx`` is None)."""
+    dst_off[0] = 0
+    for i in prange(hi - lo):
+        dst_off[i + 1] = lengths[lo + i] if idx is None else lengths[idx[lo + i]]
+
+
+def chunk_offsets(lengths: np.ndarray, idx: np.ndarray | None, lo: int, hi: int,
+                  dst_off: np.ndarray) -> int:
     """``dst_off[i]``: start of item ``idx[lo + i]`` (``lo + i`` when ``idx`` is None) among
     items ``lo..hi`` laid end to end; returns the total."""
-    count = hi - lo
-    dst_off[0] = 0
-    for i in prange(count):
-        dst_off[i + 1] = lengths[lo + i] if idx is None else lengths[idx[lo + i]]
-    return _scan_in_place(dst_off[1:count + 1], False)
+    _lengths_at(lengths, idx, lo, hi, dst_off)
+    return _scan_in_place(dst_off[1:hi - lo + 1], False)
 
 
 def offsets_of(lengths: np.ndarray) -> np.ndarray:
@@ -130,7 +136,7 @@ def pack_all(rows) -> np.ndarray:
     return data
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@parallel_loop(size=0)
 def length_bounds(m, n):
     """``(min m, max m, min n, max n)`` in one parallel pass (zeros when empty)."""
     count = m.shape[0]
@@ -148,7 +154,7 @@ def length_bounds(m, n):
     return m_lo, m_hi, n_lo, n_hi
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@parallel_loop(size=0)
 def total_length(m, n):
     """``m.sum() + n.sum()`` in one parallel pass (numpy's sum runs on one core)."""
     total = 0
@@ -157,7 +163,7 @@ def total_length(m, n):
     return total
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@parallel_loop(size=0)
 def iota(count):
     """``np.arange(count)`` (int64), its pages first touched on every core."""
     out = np.empty(count, dtype=np.int64)
@@ -166,7 +172,7 @@ def iota(count):
     return out
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@parallel_loop(size=3)
 def stage_grid(grid, idx, lo, dst_off, table, use_table, dst):
     """Rows ``idx[lo:]`` of a NUL-padded grid, concatenated at ``dst_off`` (through ``table``)."""
     count = dst_off.shape[0] - 1
@@ -190,7 +196,7 @@ def stage_grid(grid, idx, lo, dst_off, table, use_table, dst):
     dst[dst_off[count]] = 0
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@parallel_loop(size=4)
 def stage_flat(data, offsets, idx, lo, dst_off, dst):
     """Sequences ``idx[lo:]`` of a packed array, concatenated at ``dst_off``."""
     count = dst_off.shape[0] - 1
@@ -206,15 +212,20 @@ def stage_flat(data, offsets, idx, lo, dst_off, dst):
     dst[dst_off[count]] = 0
 
 
-@njit(parallel=True, nogil=True, cache=True)
-def cigar_slots(dist, out_off):
-    """Slot start per lane for ``2d+1`` runs (none when ``d < 0``); returns the total."""
+@parallel_loop(size=0)
+def _slot_sizes(dist, out_off):
+    """``2d+1`` runs per lane (none when ``d < 0``)."""
     for i in prange(dist.shape[0]):
         out_off[i] = 2 * dist[i] + 1 if dist[i] >= 0 else 0
+
+
+def cigar_slots(dist: np.ndarray, out_off: np.ndarray) -> int:
+    """Slot start per lane for ``2d+1`` runs (none when ``d < 0``); returns the total."""
+    _slot_sizes(dist, out_off)
     return _scan_in_place(out_off, True)
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@parallel_loop(size=1)
 def place_lanes(lo, dist, start, end, n_ops, out_dist, out_start, out_end, out_nops):
     """A chunk's per-lane results at ``out_x[lo + i]``, in one parallel pass (no runs when
     ``n_ops`` is None); a fresh result takes its page faults on every core."""
@@ -225,14 +236,14 @@ def place_lanes(lo, dist, start, end, n_ops, out_dist, out_start, out_end, out_n
         out_nops[lo + i] = 0 if n_ops is None else n_ops[i]
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@parallel_loop(size=2)
 def place_offsets(lo, base, run_off, out_off):
     """A chunk's pairs' run offsets (``run_off``, from 0) at ``out_off[lo + 1:]``, from ``base``."""
     for i in prange(run_off.shape[0] - 1):
         out_off[lo + i + 1] = base + run_off[i + 1]
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@parallel_loop(size=2)
 def place_scored(lo, base, score, end_i, q_start, nm, ref_start, end_j, run_off, out_score,
                  out_q_end, out_q_start, out_dist, out_ref_start, out_ref_end, out_nops, out_off):
     """A scored chunk's per-lane results, run counts and run offsets (``run_off``, from 0; placed

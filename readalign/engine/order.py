@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ..kernels.loops import parallel_loop
+
 
 @njit(cache=True, nogil=True)
 def counting_order(m, n, n_span):
@@ -27,7 +29,7 @@ def counting_order(m, n, n_span):
     return order
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@parallel_loop(size=0)
 def is_sorted_pairs(m, n):
     """True when pairs already come in (m, n) order (then no reordering is needed)."""
     bad = 0
@@ -77,7 +79,7 @@ def budget_bounds(idx, m, n, budget, max_items):
     return bounds[: nb + 1]
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@parallel_loop(size=0)
 def scatter_results(idx, dist, ref_start, ref_end, n_ops, out_dist, out_start, out_end, out_nops):
     """``out_x[idx[i]] = x[i]`` for the four per-pair result arrays, in one parallel pass."""
     for i in prange(idx.shape[0]):
@@ -88,7 +90,7 @@ def scatter_results(idx, dist, ref_start, ref_end, n_ops, out_dist, out_start, o
         out_nops[j] = n_ops[i]
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@parallel_loop(size=0)
 def is_range(idx, start):
     """True when ``idx`` is ``start, start+1, ..., start+len(idx)-1``."""
     bad = 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ..kernels.loops import parallel_loop
 from ._text import fnv1a, line_span, parse_int
 
 OK, SHORT, NONAME, UNKNOWN, STRAND, NOTINT, TLEN, QSPAN, OUTSIDE = range(9)
@@ -112,7 +113,7 @@ def _check_line(buf, fs, fe, nf, paf, ints, vals, hashes_sorted, order, name_byt
     return OK, 0, c, ts - left, te + right, strand, mapq
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@parallel_loop(size=1)
 def parse_lines(buf, ends, lo, hi, skip_first, paf, ref):
     """Parse lines ``lo:hi`` (see :func:`line_ends`) in parallel.
 

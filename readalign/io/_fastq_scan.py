@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ..kernels.loops import parallel_loop
 from ._text import line_span
 
 MAX_NAME = 254
@@ -77,7 +78,7 @@ def _record(buf, ends, line, lay):
     return _OK, 0, 0, 0
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@parallel_loop(size=3)
 def scan_fast(buf, ends, line, n, lay):
     """Check records ``0:n`` at lines ``line + 4 r`` in parallel, filling ``lay`` (n x 7).
 
@@ -130,7 +131,7 @@ def scan_serial(buf, ends, line, final, cap, lay):
     return r, line, _OK, 0, 0, 0
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@parallel_loop(size=1)
 def gather_records(buf, lay, names, name_off, seq, qual, seq_off, r0):
     """Copy names, SEQ and QUAL of records ``lay`` to rows ``r0:`` of a batch (offsets set first)."""
     n = lay.shape[0]

@@ -13,6 +13,7 @@ from numba import njit, prange
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ..errors import InputError
+from ..kernels.loops import BYTES_SERIAL_BELOW, parallel_loop
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -79,7 +80,7 @@ def open_bytes(path: str, allow_empty: bool = False) -> BinaryIO | None:
     return stream
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@parallel_loop(size=1)
 def gather_spans(buf, starts, ends):
     """Concatenate ``buf[starts[i]:ends[i]]`` into one array plus int64 offsets (parallel)."""
     n = starts.shape[0]
@@ -146,7 +147,7 @@ def _put_newlines(piece, base, out, o):
             o += 1
 
 
-@njit(cache=True, nogil=True, parallel=True)
+@parallel_loop(size=0, serial_below=BYTES_SERIAL_BELOW)
 def _line_ends(buf, final, pieces):
     # loops run over slices (indices provably >= 0): numba then skips its
     # negative-index checks and LLVM vectorises them

@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..errors import InputError
+from ..kernels.loops import BYTES_SERIAL_BELOW, parallel_loop
 from ..runtime.host_copy import copy_run
 from ._fasta_index import fai_entries, refresh_index, seq_end
 from ._text import GZIP_MAGIC, display, fnv1a
@@ -76,7 +77,7 @@ def _not_base(u) -> bool:
     return (np.uint8(u - np.uint8(65)) >= np.uint8(26)) & (u != np.uint8(42)) & (u != np.uint8(45))
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@parallel_loop(size=3, serial_below=BYTES_SERIAL_BELOW)
 def _unwrap(raw, line_bases, line_width, dst):
     """``dst`` = the bases of ``raw`` upper-cased, where ``raw`` holds lines of ``line_bases``
     bases every ``line_width`` bytes (the line end between). Returns the index in ``dst`` of

@@ -13,6 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 from numba import njit, prange
 
+from ..kernels.loops import BYTES_SERIAL_BELOW, parallel_loop
 from .backends import usable_cpus
 
 
@@ -32,7 +33,7 @@ COPY_BLOCK = 1 << 16
 """Elements per parallel task in :func:`copy_into`."""
 
 
-@njit(parallel=True, nogil=True, cache=True)
+@parallel_loop(size=2, serial_below=BYTES_SERIAL_BELOW)
 def copy_into(dst, pos, src):
     """``dst[pos:pos + len(src)] = src`` on every core (a fresh ``dst`` takes its page faults in parallel)."""
     n = src.shape[0]
