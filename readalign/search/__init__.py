@@ -59,7 +59,7 @@ Examples
 ...                         ["MKTAYIAKQRQISFVKSHFSRQ", "MKTAYIAKQRHISFVKSHFSRQ", "WWWW"],
 ...                         backend="cpu")
 >>> hits["sseqid"].tolist(), hits["score"].tolist(), hits["mismatch"].tolist()
-(['0', '1'], [113, 105], [0, 1])
+(['0', '1'], [109, 104], [0, 1])
 >>> hits["cigar"].tolist()
 ['22=', '10=1X11=']
 """

@@ -210,6 +210,8 @@ def _header(path: str) -> dict:
                                  f"reads version {VERSION} (run readalign makedb again)")
             text = fh.read(size)
         head = json.loads(text)
+    except InputError:
+        raise
     except OSError as exc:
         raise InputError(f"{where}: cannot read ({(exc.strerror or str(exc)).lower()})") from None
     except (ValueError, UnicodeDecodeError):
