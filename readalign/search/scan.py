@@ -1,12 +1,21 @@
 """The score pass: every query against every database sequence, best scores kept per query.
 
 Each chunk of the database (:data:`CHUNK_RESIDUES` residues, in length order) is copied into
-memory once and scored against every query by the engine (:func:`readalign.engine.batching.
-align_with`): local mode, affine gaps, scores and end cells only, no traceback, on the CPU or
-the GPU. The engine aligns pairs, so a query is laid out once per database sequence of a
-block, and a block holds at most :data:`PAIR_BYTES` of those copies; host memory is bounded
-by the chunk and the block, whatever the database's size. After each block a query keeps its
-``max_hits`` best records: the highest scores, equal scores in database (file) order.
+memory once (and onto the GPU once) and scored against every query: local mode, affine
+gaps, scores only. Two kernels can score it (:data:`KERNEL`):
+
+- ``"search"`` (the default): the search's own kernel (:mod:`.scores`,
+  :mod:`readalign.kernels.search_scores`), one lane per database sequence, the query shared
+  by the launch, any length on the CPU and on the GPU;
+- ``"engine"``: the pair engine (:func:`readalign.engine.batching.align_with`), which aligns
+  pairs, so a query is laid out once per database sequence of a block, a block holding at
+  most :data:`PAIR_BYTES` of those copies (pairs longer than the engine's fast path run on
+  the CPU's long path even on a GPU). It stays as the reference the tests hold the search
+  kernel to.
+
+Host memory is bounded by a chunk (and a block), whatever the database's size. After each
+block a query keeps its ``max_hits`` best records: the highest scores, equal scores in
+database (file) order.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from ..engine.packing import Packed
 from ..engine.scoring import Scoring
 from ..kernels.scored_quadrant import MODE_NAMES
 from .database import Database
+from .scores import Tables, chunk_scorer
 from .sequences import Proteins
 
 CHUNK_RESIDUES = 1 << 24
@@ -28,6 +38,8 @@ CHUNK_RESIDUES = 1 << 24
 PAIR_BYTES = 1 << 26
 """Bytes of query copies one engine call holds at most (query length times block sequences)."""
 LOCAL = MODE_NAMES.index("local")
+KERNEL = "search"
+"""What scores the chunks: ``"search"`` (the search's own kernel) or ``"engine"``."""
 
 
 def local_job(scoring: Scoring, with_cigar: bool) -> Job:
@@ -88,15 +100,31 @@ def score_pass(queries: Proteins, db: Database, scoring: Scoring, max_hits: int,
     ``backend`` is resolved (``"cpu"`` or ``"cuda"``); ``done(n)`` is told of every chunk
     of ``n`` database sequences finished.
     """
-    job = local_job(scoring, with_cigar=False)
     best = [Best(max_hits) for _ in range(len(queries))]
+    run = _engine_chunk if KERNEL == "engine" else _search_chunk
     for lo, hi in db.chunk_bounds(CHUNK_RESIDUES):
-        targets = db.chunk(lo, hi)
-        records = db.index[lo:hi]
-        for qi, keep in enumerate(best):
-            query = queries.sequence(qi)
-            for a, b in block_bounds(hi - lo, query.shape[0]):
-                keep.add(score_block(query, targets, a, b, job, backend, threads), records[a:b])
+        run(queries, db.chunk(lo, hi), db.index[lo:hi], best, scoring, backend, threads)
         if done is not None:
             done(hi - lo)
     return best
+
+
+def _search_chunk(queries: Proteins, targets: Packed, records: np.ndarray, best: list[Best],
+                  scoring: Scoring, backend: str, threads: int | None) -> None:
+    """One chunk against every query with the search's own kernel."""
+    scorer = chunk_scorer(backend, Tables(scoring), targets, threads)
+    try:
+        for qi, keep in enumerate(best):
+            keep.add(scorer(queries.sequence(qi)), records)
+    finally:
+        scorer.close()
+
+
+def _engine_chunk(queries: Proteins, targets: Packed, records: np.ndarray, best: list[Best],
+                  scoring: Scoring, backend: str, threads: int | None) -> None:
+    """One chunk against every query through the pair engine, block by block."""
+    job = local_job(scoring, with_cigar=False)
+    for qi, keep in enumerate(best):
+        query = queries.sequence(qi)
+        for a, b in block_bounds(len(targets), query.shape[0]):
+            keep.add(score_block(query, targets, a, b, job, backend, threads), records[a:b])
