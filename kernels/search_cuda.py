@@ -16,7 +16,7 @@ import numpy as np
 from numba import cuda, int32
 
 from .disk_cache import cache_by_source
-from .search_scores import STRIP, build
+from .search_scores import build
 from .simulator import simulated
 
 WARP = 32
@@ -55,13 +55,10 @@ def score_kernel():
         s = cuda.grid(1)
         if s >= out.shape[0]:
             return
-        hl = cuda.local.array(STRIP, int32)
-        el = cuda.local.array(STRIP, int32)
-        qc = cuda.local.array(STRIP, int32)
         tb = offsets[s]
         base = warp_base[s // WARP] + s % WARP
         out[s] = score(shared, width, goe, ge, query, query.shape[0], subjects, tb,
-                       offsets[s + 1] - tb, hb, fb, base, WARP, hl, el, qc)
+                       offsets[s + 1] - tb, hb, fb, base, WARP)
 
     if not simulated():
         cache_by_source(search_scores, "cuda-search")

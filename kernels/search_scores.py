@@ -10,9 +10,9 @@ length (the database is in length order) do equal work and take the same branche
 
 The query is swept in strips of :data:`STRIP` rows. Within a strip a lane walks its sequence
 column by column, holding the strip's ``H`` and horizontal-gap ``E`` values of the previous
-column and the strip's query codes in arrays of ``STRIP`` entries (registers on the GPU once
-the loops are unrolled); only the strip's bottom row (``H`` and the vertical gap ``F``)
-goes to memory, one pair of values a column, where the next strip reads it. A cell costs one
+column and the strip's query codes as named values (registers); only the strip's bottom row
+(``H`` and the vertical gap ``F``) goes to memory, one pair of values a column, where the
+next strip reads it. A cell costs one
 substitution lookup and a handful of integer operations; memory traffic is two words read and
 two written per ``STRIP`` cells.
 
@@ -58,50 +58,62 @@ def padded_query(codes: np.ndarray, size: int) -> np.ndarray:
 def build(device_jit) -> SimpleNamespace:
     """Compile the per-sequence score function with ``device_jit``.
 
-    ``sequence_score(table, width, goe, ge, query, mq, subject, tb, n, hb, fb, base, stride,
-    hl, el, qc)``: the best local score of ``query[0:mq]`` (padded, :func:`padded_query`)
-    against ``subject[tb:tb + n]``. ``table`` is :func:`extended_table`, ``width`` its row
-    length, ``goe = go + ge``. ``hb``/``fb`` hold the strips' bottom rows at ``base + j *
-    stride`` (``n`` entries each); ``hl``, ``el``, ``qc`` are scratch of :data:`STRIP`
-    entries.
+    ``sequence_score(table, width, goe, ge, query, mq, subject, tb, n, hb, fb, base, stride)``:
+    the best local score of ``query[0:mq]`` (padded, :func:`padded_query`) against
+    ``subject[tb:tb + n]``. ``table`` is :func:`extended_table`, ``width`` its row length,
+    ``goe = go + ge``. ``hb``/``fb`` hold the strips' bottom rows at ``base + j * stride``
+    (``n`` entries each). The strip's eight rows are eight named values each (written out,
+    not an array), so that they live in registers on both targets.
     """
-    R = STRIP
 
     @device_jit
-    def sequence_score(table, width, goe, ge, query, mq, subject, tb, n, hb, fb, base, stride,
-                       hl, el, qc):
+    def cell(h_diag, h_left, e_left, h_up, f_up, s, goe, ge):
+        """One cell: ``(H, E, F)`` from its diagonal, left and upper neighbours."""
+        f = max(np.int32(h_up - goe), np.int32(f_up - ge))
+        e = max(np.int32(h_left - goe), np.int32(e_left - ge))
+        h = max(max(np.int32(h_diag + s), np.int32(0)), max(e, f))
+        return h, e, f
+
+    @device_jit
+    def sequence_score(table, width, goe, ge, query, mq, subject, tb, n, hb, fb, base, stride):
         best = np.int32(0)
-        for i0 in range(0, mq, R):
-            for r in range(R):
-                qc[r] = query[i0 + r] * width
-                hl[r] = np.int32(0)
-                el[r] = np.int32(NEG)
-            diag = np.int32(0)  # H of the row above the strip, previous column
+        zero, neg = np.int32(0), np.int32(NEG)
+        for i0 in range(0, mq, STRIP):
+            q0, q1, q2, q3 = (query[i0] * width, query[i0 + 1] * width,
+                              query[i0 + 2] * width, query[i0 + 3] * width)
+            q4, q5, q6, q7 = (query[i0 + 4] * width, query[i0 + 5] * width,
+                              query[i0 + 6] * width, query[i0 + 7] * width)
+            h0 = h1 = h2 = h3 = h4 = h5 = h6 = h7 = zero
+            e0 = e1 = e2 = e3 = e4 = e5 = e6 = e7 = neg
+            diag = zero  # H of the row above the strip, previous column
             for j in range(n):
                 at = base + j * stride
-                if i0 == 0:
-                    up = np.int32(0)
-                    f = np.int32(NEG)
-                else:
-                    up = hb[at]
-                    f = fb[at]
+                up, f = zero, neg
+                if i0 > 0:
+                    up, f = hb[at], fb[at]
                 sc = subject[tb + j]
-                h_diag = diag
-                diag = up
-                for r in range(R):
-                    f = max(np.int32(up - goe), np.int32(f - ge))
-                    e = max(np.int32(hl[r] - goe), np.int32(el[r] - ge))
-                    h = max(np.int32(h_diag + table[qc[r] + sc]), e, f, np.int32(0))
-                    h_diag = hl[r]
-                    hl[r] = h
-                    el[r] = e
-                    up = h
-                    best = max(best, h)
-                hb[at] = up
+                d0, diag = diag, up
+                d1 = h0
+                h0, e0, f = cell(d0, h0, e0, up, f, table[q0 + sc], goe, ge)
+                d2 = h1
+                h1, e1, f = cell(d1, h1, e1, h0, f, table[q1 + sc], goe, ge)
+                d3 = h2
+                h2, e2, f = cell(d2, h2, e2, h1, f, table[q2 + sc], goe, ge)
+                d4 = h3
+                h3, e3, f = cell(d3, h3, e3, h2, f, table[q3 + sc], goe, ge)
+                d5 = h4
+                h4, e4, f = cell(d4, h4, e4, h3, f, table[q4 + sc], goe, ge)
+                d6 = h5
+                h5, e5, f = cell(d5, h5, e5, h4, f, table[q5 + sc], goe, ge)
+                d7 = h6
+                h6, e6, f = cell(d6, h6, e6, h5, f, table[q6 + sc], goe, ge)
+                h7, e7, f = cell(d7, h7, e7, h6, f, table[q7 + sc], goe, ge)
+                best = max(best, max(max(max(h0, h1), max(h2, h3)), max(max(h4, h5), max(h6, h7))))
+                hb[at] = h7
                 fb[at] = f
         return best
 
-    return SimpleNamespace(sequence_score=sequence_score)
+    return SimpleNamespace(sequence_score=sequence_score, cell=cell)
 
 
 _cpu = build(njit(cache=False, nogil=True))
@@ -119,10 +131,7 @@ def scores_cpu(table, width, goe, ge, query, subjects, offsets, blocks, out):
             longest = max(longest, offsets[s + 1] - offsets[s])
         hb = np.empty(longest + 1, np.int32)
         fb = np.empty(longest + 1, np.int32)
-        hl = np.empty(STRIP, np.int32)
-        el = np.empty(STRIP, np.int32)
-        qc = np.empty(STRIP, np.int32)
         for s in range(lo, hi):
             tb = offsets[s]
             out[s] = _score(table, width, goe, ge, query, query.shape[0], subjects, tb,
-                            offsets[s + 1] - tb, hb, fb, 0, 1, hl, el, qc)
+                            offsets[s + 1] - tb, hb, fb, 0, 1)
