@@ -1,11 +1,14 @@
 """The CUDA kernel of protein search's score pass, built from :mod:`.search_scores`.
 
 One thread per database sequence of a chunk (in length order, so a warp's sequences are of
-nearly one length); every thread of a launch scores the same query. The substitution table
-is copied into shared memory by each block. A thread keeps its strips' bottom rows in
-global scratch interleaved by warp: column ``j`` of lane ``l`` of warp ``w`` at
-``warp_base[w] + j * 32 + l``, so a warp's 32 loads or stores of one column are one
-coalesced access (:func:`warp_layout` sizes it from each warp's longest sequence).
+nearly one length) and query: the grid's x runs over the sequences, its y over the queries
+of the launch, so that one launch keeps the GPU busy even where a chunk is short, and the
+longest sequences' tail is paid once a launch, not once a query. The substitution table is
+copied into shared memory by each block. A thread keeps its strips' bottom rows in global
+scratch interleaved by warp: column ``j`` of lane ``l`` of warp ``w`` at ``q * size +
+warp_base[w] + j * 32 + l`` for the launch's ``q``-th query, so a warp's 32 loads or stores
+of one column are one coalesced access (:func:`warp_layout` sizes it from each warp's
+longest sequence).
 """
 
 from __future__ import annotations
@@ -41,24 +44,28 @@ def warp_layout(lengths: np.ndarray) -> tuple[np.ndarray, int]:
 
 @cache
 def score_kernel():
-    """Compile (once) the kernel ``kernel[grid, TPB](table, width, goe, ge, query, subjects,
-    offsets, warp_base, hb, fb, out)``: ``out[s]``, the best local score of ``query`` against
-    subject ``s``."""
+    """Compile (once) the kernel ``kernel[(blocks, queries), TPB](table, width, goe, ge,
+    queries, query_offsets, subjects, offsets, warp_base, size, hb, fb, out)``: ``out[q,
+    s]``, the best local score of query ``q`` (``queries[query_offsets[q]:query_offsets[q +
+    1]]``, padded) against subject ``s``."""
     score = build(cuda.jit(device=True)).sequence_score
 
     @cuda.jit
-    def search_scores(table, width, goe, ge, query, subjects, offsets, warp_base, hb, fb, out):
+    def search_scores(table, width, goe, ge, queries, query_offsets, subjects, offsets,
+                      warp_base, size, hb, fb, out):
         shared = cuda.shared.array(TABLE_CELLS, int32)
         for x in range(cuda.threadIdx.x, width * width, cuda.blockDim.x):
             shared[x] = table[x]
         cuda.syncthreads()
-        s = cuda.grid(1)
-        if s >= out.shape[0]:
+        s = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        q = cuda.blockIdx.y
+        if s >= out.shape[1]:
             return
         tb = offsets[s]
-        base = warp_base[s // WARP] + s % WARP
-        out[s] = score(shared, width, goe, ge, query, query.shape[0], subjects, tb,
-                       offsets[s + 1] - tb, hb, fb, base, WARP)
+        qb = query_offsets[q]
+        base = q * size + warp_base[s // WARP] + s % WARP
+        out[q, s] = score(shared, width, goe, ge, queries, qb, query_offsets[q + 1] - qb,
+                          subjects, tb, offsets[s + 1] - tb, hb, fb, base, WARP)
 
     if not simulated():
         cache_by_source(search_scores, "cuda-search")

@@ -58,8 +58,8 @@ def padded_query(codes: np.ndarray, size: int) -> np.ndarray:
 def build(device_jit) -> SimpleNamespace:
     """Compile the per-sequence score function with ``device_jit``.
 
-    ``sequence_score(table, width, goe, ge, query, mq, subject, tb, n, hb, fb, base, stride)``:
-    the best local score of ``query[0:mq]`` (padded, :func:`padded_query`) against
+    ``sequence_score(table, width, goe, ge, query, qb, mq, subject, tb, n, hb, fb, base,
+    stride)``: the best local score of ``query[qb:qb + mq]`` (padded, :func:`padded_query`) against
     ``subject[tb:tb + n]``. ``table`` is :func:`extended_table`, ``width`` its row length,
     ``goe = go + ge``. ``hb``/``fb`` hold the strips' bottom rows at ``base + j * stride``
     (``n`` entries each). The strip's eight rows are eight named values each (written out,
@@ -75,10 +75,11 @@ def build(device_jit) -> SimpleNamespace:
         return h, e, f
 
     @device_jit
-    def sequence_score(table, width, goe, ge, query, mq, subject, tb, n, hb, fb, base, stride):
+    def sequence_score(table, width, goe, ge, query, qb, mq, subject, tb, n, hb, fb, base,
+                       stride):
         best = np.int32(0)
         zero, neg = np.int32(0), np.int32(NEG)
-        for i0 in range(0, mq, STRIP):
+        for i0 in range(qb, qb + mq, STRIP):
             q0, q1, q2, q3 = (query[i0] * width, query[i0 + 1] * width,
                               query[i0 + 2] * width, query[i0 + 3] * width)
             q4, q5, q6, q7 = (query[i0 + 4] * width, query[i0 + 5] * width,
@@ -89,7 +90,7 @@ def build(device_jit) -> SimpleNamespace:
             for j in range(n):
                 at = base + j * stride
                 up, f = zero, neg
-                if i0 > 0:
+                if i0 > qb:
                     up, f = hb[at], fb[at]
                 sc = subject[tb + j]
                 d0, diag = diag, up
@@ -133,5 +134,5 @@ def scores_cpu(table, width, goe, ge, query, subjects, offsets, blocks, out):
         fb = np.empty(longest + 1, np.int32)
         for s in range(lo, hi):
             tb = offsets[s]
-            out[s] = _score(table, width, goe, ge, query, query.shape[0], subjects, tb,
+            out[s] = _score(table, width, goe, ge, query, 0, query.shape[0], subjects, tb,
                             offsets[s + 1] - tb, hb, fb, 0, 1)

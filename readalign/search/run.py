@@ -9,7 +9,7 @@ import os
 import time
 
 from ..engine.scoring import Scoring
-from ..errors import InputError, ReadalignError
+from ..errors import InputError
 from ..runtime.outfiles import TempFile, check_outputs, output_error
 from ..runtime.progress import Progress
 from .api import check_scoring, load_database, load_queries, search
@@ -80,10 +80,7 @@ def run_makedb(args: argparse.Namespace) -> int:
     if args.output == "-":
         raise InputError("-o: the database needs a file name, not stdout")
     t0 = time.perf_counter()
-    try:
-        db = Database.of(read_proteins(args.fasta))
-    except ReadalignError:
-        raise
+    db = Database.of(read_proteins(args.fasta))
     if len(db) == 0:
         raise InputError(f"{args.fasta}: no sequences")
     write_database(db, args.output)

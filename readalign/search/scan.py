@@ -38,6 +38,9 @@ CHUNK_RESIDUES = 1 << 24
 PAIR_BYTES = 1 << 26
 """Bytes of query copies one engine call holds at most (query length times block sequences)."""
 LOCAL = MODE_NAMES.index("local")
+SCORE_BYTES = 1 << 28
+"""Host memory for one chunk's scores (4 bytes a query and sequence): queries are scored
+against a chunk in groups that fit it."""
 KERNEL = "search"
 """What scores the chunks: ``"search"`` (the search's own kernel) or ``"engine"``."""
 
@@ -113,9 +116,13 @@ def _search_chunk(queries: Proteins, targets: Packed, records: np.ndarray, best:
                   scoring: Scoring, backend: str, threads: int | None) -> None:
     """One chunk against every query with the search's own kernel."""
     scorer = chunk_scorer(backend, Tables(scoring), targets, threads)
+    group = max(1, SCORE_BYTES // (4 * max(len(targets), 1)))
     try:
-        for qi, keep in enumerate(best):
-            keep.add(scorer(queries.sequence(qi)), records)
+        for lo in range(0, len(best), group):
+            hi = min(lo + group, len(best))
+            scores = scorer([queries.sequence(qi) for qi in range(lo, hi)])
+            for qi in range(lo, hi):
+                best[qi].add(scores[qi - lo], records)
     finally:
         scorer.close()
 

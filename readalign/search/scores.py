@@ -3,7 +3,8 @@
 
 A :class:`ChunkScorer` holds one chunk where its kernel reads it (host memory for the CPU,
 device memory for the GPU: the chunk is uploaded once and scored against every query), and
-returns each query's scores against it, int32 in the chunk's order.
+returns the queries' scores against it, int32, one row per query in the chunk's order. The
+GPU scores as many queries a launch as :data:`SCRATCH_BYTES` of strip boundaries allow.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from ..runtime.backends import parallel_threads
 
 CPU_BLOCK = 64
 """Database sequences a CPU thread takes at a time (equal lengths: the chunk is sorted)."""
+SCRATCH_BYTES = 1 << 31
+"""Device memory for the strips' boundaries of one launch (8 bytes a residue and query)."""
 
 
 class Tables:
@@ -45,12 +48,13 @@ class ChunkScorer:
         count = len(chunk)
         self.blocks = np.append(np.arange(0, count, CPU_BLOCK, dtype=np.int64), count)
 
-    def __call__(self, query: np.ndarray) -> np.ndarray:
+    def __call__(self, queries: list[np.ndarray]) -> np.ndarray:
         t = self.tables
-        out = np.empty(len(self.chunk), np.int32)
+        out = np.empty((len(queries), len(self.chunk)), np.int32)
         with parallel_threads(self.threads):
-            scores_cpu(t.table, t.width, t.goe, t.ge, t.query(query), self.chunk.data,
-                       self.chunk.offsets, self.blocks, out)
+            for qi, query in enumerate(queries):
+                scores_cpu(t.table, t.width, t.goe, t.ge, t.query(query), self.chunk.data,
+                           self.chunk.offsets, self.blocks, out[qi])
         return out
 
     def close(self) -> None:
@@ -58,7 +62,7 @@ class ChunkScorer:
 
 
 class CudaChunkScorer:
-    """One chunk scored on the GPU: uploaded once, one launch per query."""
+    """One chunk scored on the GPU: uploaded once, queries scored a launch's worth at a time."""
 
     def __init__(self, tables: Tables, chunk: Packed) -> None:
         from numba import cuda
@@ -73,33 +77,55 @@ class CudaChunkScorer:
         self.kernel = score_kernel()
         self.tpb = TPB
         self.stream = cuda.stream()
-        base, size = warp_layout(chunk.lengths)
+        base, self.size = warp_layout(chunk.lengths)
+        self.per_launch = max(1, SCRATCH_BYTES // max(8 * self.size, 1))
         up = cuda.to_device
         self.dev = (up(tables.table, stream=self.stream), up(chunk.data, stream=self.stream),
                     up(chunk.offsets, stream=self.stream), up(base, stream=self.stream))
-        self.hb = cuda.device_array(max(size, 1), np.int32, stream=self.stream)
-        self.fb = cuda.device_array(max(size, 1), np.int32, stream=self.stream)
-        self.out = cuda.device_array(max(self.count, 1), np.int32, stream=self.stream)
+        self.hb = self.fb = None
 
-    def __call__(self, query: np.ndarray) -> np.ndarray:
+    def _scratch(self, queries: int):
+        """Boundary scratch for ``queries`` queries (kept and grown from launch to launch)."""
+        from numba import cuda
+
+        need = max(queries * self.size, 1)
+        if self.hb is None or self.hb.shape[0] < need:
+            self.hb = cuda.device_array(need, np.int32, stream=self.stream)
+            self.fb = cuda.device_array(need, np.int32, stream=self.stream)
+        return self.hb, self.fb
+
+    def __call__(self, queries: list[np.ndarray]) -> np.ndarray:
+        out = np.empty((len(queries), self.count), np.int32)
+        for lo in range(0, len(queries), self.per_launch):
+            part = queries[lo:lo + self.per_launch]
+            out[lo:lo + len(part)] = self._launch(part)
+        return out
+
+    def _launch(self, queries: list[np.ndarray]) -> np.ndarray:
+        """One launch: every query of ``queries`` against the chunk."""
         from numba import cuda
 
         from ..kernels.cuda import launch
 
         t = self.tables
-        q = cuda.to_device(t.query(query), stream=self.stream)
-        table, data, offsets, base = self.dev
-        grid = max(1, -(-self.count // self.tpb))
-        out = self.out[:self.count]
-        launch(self.kernel, grid, self.tpb, self.stream, table, t.width, t.goe, t.ge, q, data,
-               offsets, base, self.hb, self.fb, out)
+        padded = [t.query(q) for q in queries]
+        q_off = np.zeros(len(padded) + 1, np.int64)
+        np.cumsum([p.shape[0] for p in padded], out=q_off[1:])
+        codes = cuda.to_device(np.concatenate(padded), stream=self.stream)
+        offsets = cuda.to_device(q_off, stream=self.stream)
+        hb, fb = self._scratch(len(queries))
+        out = cuda.device_array((len(queries), self.count), np.int32, stream=self.stream)
+        table, data, subject_offsets, base = self.dev
+        grid = (max(1, -(-self.count // self.tpb)), len(queries))
+        launch(self.kernel, grid, self.tpb, self.stream, table, t.width, t.goe, t.ge, codes,
+               offsets, data, subject_offsets, base, self.size, hb, fb, out)
         scores = out.copy_to_host(stream=self.stream)
         self.stream.synchronize()
         return scores
 
     def close(self) -> None:
         """Let go of the chunk's device memory."""
-        self.dev = self.hb = self.fb = self.out = None
+        self.dev = self.hb = self.fb = None
 
 
 def chunk_scorer(backend: str, tables: Tables, chunk: Packed, threads: int | None):

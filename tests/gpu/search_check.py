@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 import readalign
-from readalign.search import scan
+from readalign.search import scan, scores
 from readalign.search.api import default_scoring, load_database, load_queries
 
 AMINO = "ACDEFGHIKLMNPQRSTVWY"
@@ -33,11 +33,15 @@ def main(argv: list[str]) -> None:
     database[nd // 2] = queries[0]  # one certain hit
     q, db = load_queries(queries), load_database(database)
     every = len(db)
-    on = {b: scan.score_pass(q, db, default_scoring(), every, b, None) for b in ("cpu", "cuda")}
+    cpu = scan.score_pass(q, db, default_scoring(), every, "cpu", None)
+    gpu = scan.score_pass(q, db, default_scoring(), every, "cuda", None)
+    scores.SCRATCH_BYTES = 1  # one query a launch
+    scan.CHUNK_RESIDUES = max(1, db.residues // 3)  # and several chunks
+    split = scan.score_pass(q, db, default_scoring(), every, "cuda", None)
     for qi in range(len(q)):
-        cpu, gpu = on["cpu"][qi], on["cuda"][qi]
-        assert np.array_equal(cpu.scores, gpu.scores), (qi, cpu.scores, gpu.scores)
-        assert np.array_equal(cpu.records, gpu.records), qi
+        for other in (gpu[qi], split[qi]):
+            assert np.array_equal(cpu[qi].scores, other.scores), (qi, cpu[qi].scores, other.scores)
+            assert np.array_equal(cpu[qi].records, other.records), qi
     if "--report" in argv:
         a = readalign.search(q, db, backend="cpu")
         b = readalign.search(q, db, backend="cuda")

@@ -88,6 +88,7 @@ def test_chunks_and_blocks_do_not_change_the_report(monkeypatch):
     whole = _every_hit(queries, db)
     monkeypatch.setattr(scan, "CHUNK_RESIDUES", 997)
     monkeypatch.setattr(scan, "PAIR_BYTES", 2000)
+    monkeypatch.setattr(scan, "SCORE_BYTES", 1)  # one query at a time
     cut = readalign.search(queries, db, max_hits=len(db), evalue=1e300, backend="cpu")
     for name in readalign.SearchHits.columns:
         np.testing.assert_array_equal(cut[name], whole[name])
