@@ -38,7 +38,7 @@ import numpy as np
 
 from readalign.engine.matrices import ALPHABET
 from readalign.runtime import backends
-from readalign.search import scan
+from readalign.search import scan, scores
 from readalign.search.api import default_scoring, load_queries, search
 from readalign.search.database import Database, open_database, write_database
 from readalign.search.report import candidates, traceback
@@ -252,6 +252,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--score-kernel", choices=("search", "engine"), default=scan.KERNEL,
                     help="what scores the chunks: the search's own kernel or the pair engine")
+    ap.add_argument("--unpacked", action="store_true",
+                    help="GPU: every pair in 32-bit cells (no two sequences a lane in 16-bit halves)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-parasail", action="store_true", help="leave parasail out")
     ap.add_argument("--check-cpu", action="store_true",
@@ -263,6 +265,7 @@ def main() -> None:
     started = provenance(__spec__.name)
     backend = backends.resolve(args.backend)
     scan.KERNEL = args.score_kernel
+    scores.PACKED = not args.unpacked
     print(f"device: {device_name(args.backend)}", flush=True)
     print(host_line(), flush=True)
     rng = np.random.default_rng(args.seed)

@@ -18,8 +18,9 @@ from functools import cache
 import numpy as np
 from numba import cuda, int32
 
+from . import lanes16
 from .disk_cache import cache_by_source
-from .search_scores import build
+from .search_scores import build, build_packed
 from .simulator import simulated
 
 WARP = 32
@@ -27,6 +28,14 @@ TPB = 32 if simulated() else 128
 """Threads (database sequences) per block."""
 TABLE_CELLS = 1024
 """Shared-memory entries of the extended substitution table (named matrices need 625)."""
+
+
+def lane_lengths(lengths: np.ndarray) -> np.ndarray:
+    """Each lane's length in the packed kernel: the longer of its two sequences (``2l`` and
+    ``2l + 1``; an odd count's last lane has one)."""
+    padded = np.zeros(-(-lengths.shape[0] // 2) * 2, np.int64)
+    padded[:lengths.shape[0]] = lengths
+    return padded.reshape(-1, 2).max(axis=1)
 
 
 def warp_layout(lengths: np.ndarray) -> tuple[np.ndarray, int]:
@@ -70,3 +79,49 @@ def score_kernel():
     if not simulated():
         cache_by_source(search_scores, "cuda-search")
     return search_scores
+
+
+@cache
+def packed_score_kernel():
+    """Compile (once) the packed kernel: the arguments of :func:`score_kernel` with
+    ``goe2``/``ge2`` words for ``goe``/``ge``, :func:`.search_scores.packed_table` for the
+    table and uint32 scratch laid out by :func:`warp_layout` of :func:`lane_lengths`; lane
+    ``l`` scores sequences ``2l`` and ``2l + 1`` (Hopper's 16x2 instructions; plain integer
+    halves on the simulator). Only pairs :func:`.search_scores.fits16` admits are exact."""
+    device = cuda.jit(device=True)
+    if simulated():
+        ops, join = lanes16.signed_ops(device), device(lanes16.join_halves)
+    else:
+        ops, join = lanes16.signed_dpx_ops(), lanes16.ptx_word_op("prmt.b32", ", 0x5410")
+    pair = build_packed(device, ops, join).pair_score
+
+    @cuda.jit
+    def search_scores16(table, width, goe2, ge2, queries, query_offsets, subjects, offsets,
+                        warp_base, size, hb, fb, out):
+        shared = cuda.shared.array(TABLE_CELLS, int32)
+        for x in range(cuda.threadIdx.x, width * width, cuda.blockDim.x):
+            shared[x] = table[x]
+        cuda.syncthreads()
+        lane = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        q = cuda.blockIdx.y
+        count = out.shape[1]
+        s0 = 2 * lane
+        if s0 >= count:
+            return
+        tb0 = offsets[s0]
+        n0 = offsets[s0 + 1] - tb0
+        tb1, n1 = tb0, 0
+        if s0 + 1 < count:
+            tb1 = offsets[s0 + 1]
+            n1 = offsets[s0 + 2] - tb1
+        qb = query_offsets[q]
+        base = q * size + warp_base[lane // WARP] + lane % WARP
+        word = pair(shared, width, goe2, ge2, queries, qb, query_offsets[q + 1] - qb, subjects,
+                    tb0, n0, tb1, n1, hb, fb, base, WARP)
+        out[q, s0] = int32(word & 0xFFFF)
+        if s0 + 1 < count:
+            out[q, s0 + 1] = int32(word >> 16)
+
+    if not simulated():
+        cache_by_source(search_scores16, "cuda-search-packed")
+    return search_scores16

@@ -136,3 +136,104 @@ def scores_cpu(table, width, goe, ge, query, subjects, offsets, blocks, out):
             tb = offsets[s]
             out[s] = _score(table, width, goe, ge, query, 0, query.shape[0], subjects, tb,
                             offsets[s + 1] - tb, hb, fb, 0, 1)
+
+
+# --- two database sequences a lane, in 16-bit halves ----------------------------------------
+
+SPAN16 = 1 << 15
+"""Values a half holds: -32768..32767."""
+NEG16 = -(1 << 14)
+"""Minus infinity of the packed gap states, and the padding code's score: ``NEG16 - ge`` and
+``H + NEG16`` stay within a half for any penalty and score :class:`readalign.Scoring`
+allows (at most 1000)."""
+
+
+def fits16(best_sub: int, m: int, n: int) -> bool:
+    """Whether every cell of a query of ``m`` residues against a sequence of ``n`` stays within
+    a half: a local H is at most ``best_sub`` per aligned pair, ``min(m, n)`` pairs, and a
+    diagonal step adds one more substitution before the maximum."""
+    return max(best_sub, 0) * (min(m, n) + 1) < SPAN16
+
+
+def packed_table(table: np.ndarray) -> np.ndarray:
+    """:func:`extended_table` with the padding entries at :data:`NEG16` (the packed pass's)."""
+    out = np.asarray(table, np.int32).copy()
+    out[out == PAD_SCORE] = NEG16
+    return out
+
+
+def build_packed(device_jit, ops, join) -> SimpleNamespace:
+    """Compile the two-sequence score function with ``device_jit`` and the lane operations
+    ``ops`` (:func:`.lanes16.signed_ops` or :func:`.lanes16.signed_dpx_ops`); ``join(lo,
+    hi)`` packs two table entries into a word.
+
+    ``pair_score(table, width, goe2, ge2, query, qb, mq, subject, tb0, n0, tb1, n1, hb, fb,
+    base, stride)``: the word of the best local scores of the query against
+    ``subject[tb0:tb0 + n0]`` (low half) and ``subject[tb1:tb1 + n1]`` (high half), the
+    shorter sequence padded with the padding code (``width - 1``) to the longer one's length.
+    ``table`` is :func:`packed_table`; ``goe2``/``ge2`` are ``-(go + ge)`` and ``-ge`` in both
+    halves; ``hb``/``fb`` (uint32) hold the strips' bottom rows as :func:`build`'s do. Valid
+    for the pairs :func:`fits16` admits (a half wraps past its range otherwise).
+    """
+    add2, max2, relu3 = ops.add2, ops.max2, ops.relu3
+
+    @device_jit
+    def cell2(h_diag, h_left, e_left, h_up, f_up, s, goe2, ge2):
+        """Two cells: ``(H, E, F)`` words."""
+        f = max2(add2(h_up, goe2), add2(f_up, ge2))
+        e = max2(add2(h_left, goe2), add2(e_left, ge2))
+        return relu3(add2(h_diag, s), e, f), e, f
+
+    @device_jit
+    def pair_score(table, width, goe2, ge2, query, qb, mq, subject, tb0, n0, tb1, n1, hb, fb,
+                   base, stride):
+        zero = np.uint32(0)
+        neg = join(NEG16, NEG16)
+        pad = width - 1
+        best = zero
+        for i0 in range(qb, qb + mq, STRIP):
+            q0, q1, q2, q3 = (query[i0] * width, query[i0 + 1] * width,
+                              query[i0 + 2] * width, query[i0 + 3] * width)
+            q4, q5, q6, q7 = (query[i0 + 4] * width, query[i0 + 5] * width,
+                              query[i0 + 6] * width, query[i0 + 7] * width)
+            h0 = h1 = h2 = h3 = h4 = h5 = h6 = h7 = zero
+            e0 = e1 = e2 = e3 = e4 = e5 = e6 = e7 = neg
+            diag = zero
+            for j in range(max(n0, n1)):
+                at = base + j * stride
+                up, f = zero, neg
+                if i0 > qb:
+                    up, f = hb[at], fb[at]
+                c0 = subject[tb0 + j] if j < n0 else pad
+                c1 = subject[tb1 + j] if j < n1 else pad
+                d0, diag = diag, up
+                d1 = h0
+                h0, e0, f = cell2(d0, h0, e0, up, f, join(table[q0 + c0], table[q0 + c1]),
+                                  goe2, ge2)
+                d2 = h1
+                h1, e1, f = cell2(d1, h1, e1, h0, f, join(table[q1 + c0], table[q1 + c1]),
+                                  goe2, ge2)
+                d3 = h2
+                h2, e2, f = cell2(d2, h2, e2, h1, f, join(table[q2 + c0], table[q2 + c1]),
+                                  goe2, ge2)
+                d4 = h3
+                h3, e3, f = cell2(d3, h3, e3, h2, f, join(table[q3 + c0], table[q3 + c1]),
+                                  goe2, ge2)
+                d5 = h4
+                h4, e4, f = cell2(d4, h4, e4, h3, f, join(table[q4 + c0], table[q4 + c1]),
+                                  goe2, ge2)
+                d6 = h5
+                h5, e5, f = cell2(d5, h5, e5, h4, f, join(table[q5 + c0], table[q5 + c1]),
+                                  goe2, ge2)
+                d7 = h6
+                h6, e6, f = cell2(d6, h6, e6, h5, f, join(table[q6 + c0], table[q6 + c1]),
+                                  goe2, ge2)
+                h7, e7, f = cell2(d7, h7, e7, h6, f, join(table[q7 + c0], table[q7 + c1]),
+                                  goe2, ge2)
+                best = max2(best, max2(max2(max2(h0, h1), max2(h2, h3)),
+                                       max2(max2(h4, h5), max2(h6, h7))))
+                hb[at] = h7
+                fb[at] = f
+        return best
+
+    return SimpleNamespace(pair_score=pair_score, cell2=cell2)

@@ -18,6 +18,9 @@ from ..runtime.backends import parallel_threads
 
 CPU_BLOCK = 64
 """Database sequences a CPU thread takes at a time (equal lengths: the chunk is sorted)."""
+PACKED = True
+"""Score on the GPU two sequences a lane in 16-bit halves (the ablation switch: False scores
+every pair with 32-bit cells)."""
 SCRATCH_BYTES = 1 << 31
 """Device memory for the strips' boundaries of one launch (8 bytes a residue and query)."""
 
@@ -62,70 +65,124 @@ class ChunkScorer:
 
 
 class CudaChunkScorer:
-    """One chunk scored on the GPU: uploaded once, queries scored a launch's worth at a time."""
+    """One chunk scored on the GPU: uploaded once, queries scored a launch's worth at a time.
+
+    With :data:`PACKED` a lane scores two sequences in 16-bit halves
+    (:func:`readalign.kernels.search_cuda.packed_score_kernel`); the pairs a half cannot hold
+    (a long query against the chunk's longest sequences, :func:`~readalign.kernels.
+    search_scores.fits16`) are scored again by the 32-bit kernel, which scores everything
+    without :data:`PACKED`.
+    """
 
     def __init__(self, tables: Tables, chunk: Packed) -> None:
         from numba import cuda
 
-        from ..kernels.search_cuda import TABLE_CELLS, TPB, score_kernel, warp_layout
+        from ..kernels.search_cuda import TABLE_CELLS, TPB, lane_lengths, warp_layout
 
         if tables.width * tables.width > TABLE_CELLS:
             raise ValueError(f"an alphabet of {tables.size} letters is too large for the search "
                              "kernel's shared table")
         self.tables = tables
         self.count = len(chunk)
-        self.kernel = score_kernel()
+        self.lengths = chunk.lengths
         self.tpb = TPB
         self.stream = cuda.stream()
-        base, self.size = warp_layout(chunk.lengths)
-        self.per_launch = max(1, SCRATCH_BYTES // max(8 * self.size, 1))
         up = cuda.to_device
-        self.dev = (up(tables.table, stream=self.stream), up(chunk.data, stream=self.stream),
-                    up(chunk.offsets, stream=self.stream), up(base, stream=self.stream))
-        self.hb = self.fb = None
+        self.base32, self.size32 = warp_layout(chunk.lengths)
+        self.base16, self.size16 = warp_layout(lane_lengths(chunk.lengths))
+        self.per_launch = max(1, SCRATCH_BYTES // max(8 * self.size32, 1))
+        self.dev = (up(chunk.data, stream=self.stream), up(chunk.offsets, stream=self.stream))
+        self.scratch: dict = {}
 
-    def _scratch(self, queries: int):
-        """Boundary scratch for ``queries`` queries (kept and grown from launch to launch)."""
+    def _scratch(self, kind: str, cells: int):
+        """Boundary scratch of ``cells`` entries (int32 or uint32 by ``kind``), kept and grown
+        from launch to launch."""
         from numba import cuda
 
-        need = max(queries * self.size, 1)
-        if self.hb is None or self.hb.shape[0] < need:
-            self.hb = cuda.device_array(need, np.int32, stream=self.stream)
-            self.fb = cuda.device_array(need, np.int32, stream=self.stream)
-        return self.hb, self.fb
+        held = self.scratch.get(kind)
+        if held is None or held[0].shape[0] < cells:
+            dtype = np.uint32 if kind == "packed" else np.int32
+            held = tuple(cuda.device_array(max(cells, 1), dtype, stream=self.stream)
+                         for _ in range(2))
+            self.scratch[kind] = held
+        return held
 
     def __call__(self, queries: list[np.ndarray]) -> np.ndarray:
         out = np.empty((len(queries), self.count), np.int32)
         for lo in range(0, len(queries), self.per_launch):
             part = queries[lo:lo + self.per_launch]
-            out[lo:lo + len(part)] = self._launch(part)
+            out[lo:lo + len(part)] = self._group(part)
         return out
 
-    def _launch(self, queries: list[np.ndarray]) -> np.ndarray:
-        """One launch: every query of ``queries`` against the chunk."""
+    def _group(self, queries: list[np.ndarray]) -> np.ndarray:
+        """One launch's queries: packed where the halves hold every pair, 32-bit the rest."""
+        if not PACKED:
+            return self._launch(queries, 0, wide=True)
+        scores = self._launch(queries, 0, wide=False)
+        first = [self._first_wide(q.shape[0]) for q in queries]
+        redo = [i for i, f in enumerate(first) if f < self.count]
+        if redo:
+            lo = min(first[i] for i in redo)
+            wide = self._launch([queries[i] for i in redo], lo, wide=True)
+            for row, i in enumerate(redo):
+                scores[i, first[i]:] = wide[row, first[i] - lo:]
+        return scores
+
+    def _first_wide(self, m: int) -> int:
+        """The first sequence of the chunk (length order) a half cannot hold against a query of
+        ``m`` residues (the chunk's count when there is none)."""
+        from ..kernels.search_scores import SPAN16, fits16
+
+        best = int(self.tables.table.max())
+        if fits16(best, m, int(self.lengths.max(initial=0))):
+            return self.count
+        n_limit = (SPAN16 - 1) // best - 1  # the longest n with best * (n + 1) < SPAN16
+        return int(np.searchsorted(self.lengths, n_limit, side="right"))
+
+    def _launch(self, queries: list[np.ndarray], lo: int, wide: bool) -> np.ndarray:
+        """One launch: every query of ``queries`` against the chunk's sequences ``lo:``."""
         from numba import cuda
 
         from ..kernels.cuda import launch
+        from ..kernels.search_cuda import packed_score_kernel, score_kernel, warp_layout
+        from ..kernels.search_scores import packed_table
 
         t = self.tables
+        data, offsets = self.dev
+        count = self.count - lo
         padded = [t.query(q) for q in queries]
         q_off = np.zeros(len(padded) + 1, np.int64)
         np.cumsum([p.shape[0] for p in padded], out=q_off[1:])
-        codes = cuda.to_device(np.concatenate(padded), stream=self.stream)
-        offsets = cuda.to_device(q_off, stream=self.stream)
-        hb, fb = self._scratch(len(queries))
-        out = cuda.device_array((len(queries), self.count), np.int32, stream=self.stream)
-        table, data, subject_offsets, base = self.dev
-        grid = (max(1, -(-self.count // self.tpb)), len(queries))
-        launch(self.kernel, grid, self.tpb, self.stream, table, t.width, t.goe, t.ge, codes,
-               offsets, data, subject_offsets, base, self.size, hb, fb, out)
+        up = cuda.to_device
+        codes, q_offsets = up(np.concatenate(padded), stream=self.stream), up(q_off, stream=self.stream)
+        out = cuda.device_array((len(queries), count), np.int32, stream=self.stream)
+        if wide:
+            base, size = (self.base32, self.size32) if lo == 0 else warp_layout(self.lengths[lo:])
+            hb, fb = self._scratch("wide", len(queries) * size)
+            args = (up(t.table, stream=self.stream), t.width, t.goe, t.ge)
+            kernel, lanes = score_kernel(), count
+        else:
+            base, size = self.base16, self.size16
+            hb, fb = self._scratch("packed", len(queries) * size)
+            args = (up(packed_table(t.table), stream=self.stream), t.width,
+                    _word(-t.goe), _word(-t.ge))
+            kernel, lanes = packed_score_kernel(), -(-count // 2)
+        grid = (max(1, -(-lanes // self.tpb)), len(queries))
+        launch(kernel, grid, self.tpb, self.stream, *args, codes, q_offsets, data,
+               offsets[lo:], up(base, stream=self.stream), size, hb, fb, out)
         scores = out.copy_to_host(stream=self.stream)
         self.stream.synchronize()
         return scores
 
     def close(self) -> None:
         """Let go of the chunk's device memory."""
-        self.dev = self.hb = self.fb = None
+        self.dev, self.scratch = None, {}
+
+
+def _word(value: int) -> np.uint32:
+    """``value`` in both 16-bit halves of a word."""
+    half = value & 0xFFFF
+    return np.uint32(half | half << 16)
 
 
 def chunk_scorer(backend: str, tables: Tables, chunk: Packed, threads: int | None):

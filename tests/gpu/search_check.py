@@ -13,6 +13,7 @@ import sys
 import numpy as np
 
 import readalign
+from readalign.kernels import search_scores
 from readalign.search import scan, scores
 from readalign.search.api import default_scoring, load_database, load_queries
 
@@ -33,13 +34,22 @@ def main(argv: list[str]) -> None:
     database[nd // 2] = queries[0]  # one certain hit
     q, db = load_queries(queries), load_database(database)
     every = len(db)
+    def on_gpu():
+        return scan.score_pass(q, db, default_scoring(), every, "cuda", None)
+
     cpu = scan.score_pass(q, db, default_scoring(), every, "cpu", None)
-    gpu = scan.score_pass(q, db, default_scoring(), every, "cuda", None)
+    runs = [on_gpu()]  # two sequences a lane, 16-bit halves
+    scores.PACKED = False
+    runs.append(on_gpu())  # 32-bit cells
+    scores.PACKED = True
+    search_scores.SPAN16 = 64  # as if halves held little: most pairs scored again in 32 bits
+    runs.append(on_gpu())
+    search_scores.SPAN16 = 1 << 15
     scores.SCRATCH_BYTES = 1  # one query a launch
     scan.CHUNK_RESIDUES = max(1, db.residues // 3)  # and several chunks
-    split = scan.score_pass(q, db, default_scoring(), every, "cuda", None)
+    runs.append(on_gpu())
     for qi in range(len(q)):
-        for other in (gpu[qi], split[qi]):
+        for other in (run[qi] for run in runs):
             assert np.array_equal(cpu[qi].scores, other.scores), (qi, cpu[qi].scores, other.scores)
             assert np.array_equal(cpu[qi].records, other.records), qi
     if "--report" in argv:
