@@ -11,9 +11,9 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+from readalign.kernels import search_scores
 
 import readalign
-from readalign.kernels import search_scores
 from readalign.search import scan, scores
 from readalign.search.api import default_scoring, load_database, load_queries
 

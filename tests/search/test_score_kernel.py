@@ -48,7 +48,6 @@ def test_search_kernel_under_simulator():
 
 def _packed_cpu():
     from numba import njit
-
     from readalign.kernels import lanes16
     from readalign.kernels.search_scores import build_packed
 
