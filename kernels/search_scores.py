@@ -75,46 +75,56 @@ def build(device_jit) -> SimpleNamespace:
         return h, e, f
 
     @device_jit
+    def column(table, qs, sc, hs, es, up, f, diag, goe, ge):
+        """One column of a strip: its eight ``H`` and ``E`` (tuples), the ``F`` leaving its
+        bottom and its best ``H``, from the column before (``hs``, ``es``), the row above the
+        strip (``up`` and ``f`` in this column, ``diag`` a column earlier), the strip's query
+        rows ``qs`` (codes times the table's width) and the column's subject code ``sc``."""
+        q0, q1, q2, q3, q4, q5, q6, q7 = qs
+        h0, h1, h2, h3, h4, h5, h6, h7 = hs
+        e0, e1, e2, e3, e4, e5, e6, e7 = es
+        n0, e0, f = cell(diag, h0, e0, up, f, table[q0 + sc], goe, ge)
+        n1, e1, f = cell(h0, h1, e1, n0, f, table[q1 + sc], goe, ge)
+        n2, e2, f = cell(h1, h2, e2, n1, f, table[q2 + sc], goe, ge)
+        n3, e3, f = cell(h2, h3, e3, n2, f, table[q3 + sc], goe, ge)
+        n4, e4, f = cell(h3, h4, e4, n3, f, table[q4 + sc], goe, ge)
+        n5, e5, f = cell(h4, h5, e5, n4, f, table[q5 + sc], goe, ge)
+        n6, e6, f = cell(h5, h6, e6, n5, f, table[q6 + sc], goe, ge)
+        n7, e7, f = cell(h6, h7, e7, n6, f, table[q7 + sc], goe, ge)
+        best = max(max(max(n0, n1), max(n2, n3)), max(max(n4, n5), max(n6, n7)))
+        return (n0, n1, n2, n3, n4, n5, n6, n7), (e0, e1, e2, e3, e4, e5, e6, e7), f, best
+
+    @device_jit
+    def strip_rows(query, i0, width):
+        """The strip's query rows from ``query[i0]``: codes times the table's width."""
+        return (query[i0] * width, query[i0 + 1] * width, query[i0 + 2] * width,
+                query[i0 + 3] * width, query[i0 + 4] * width, query[i0 + 5] * width,
+                query[i0 + 6] * width, query[i0 + 7] * width)
+
+    @device_jit
     def sequence_score(table, width, goe, ge, query, qb, mq, subject, tb, n, hb, fb, base,
                        stride):
         best = np.int32(0)
         zero, neg = np.int32(0), np.int32(NEG)
         for i0 in range(qb, qb + mq, STRIP):
-            q0, q1, q2, q3 = (query[i0] * width, query[i0 + 1] * width,
-                              query[i0 + 2] * width, query[i0 + 3] * width)
-            q4, q5, q6, q7 = (query[i0 + 4] * width, query[i0 + 5] * width,
-                              query[i0 + 6] * width, query[i0 + 7] * width)
-            h0 = h1 = h2 = h3 = h4 = h5 = h6 = h7 = zero
-            e0 = e1 = e2 = e3 = e4 = e5 = e6 = e7 = neg
+            qs = strip_rows(query, i0, width)
+            hs = (zero, zero, zero, zero, zero, zero, zero, zero)
+            es = (neg, neg, neg, neg, neg, neg, neg, neg)
             diag = zero  # H of the row above the strip, previous column
             for j in range(n):
                 at = base + j * stride
                 up, f = zero, neg
                 if i0 > qb:
                     up, f = hb[at], fb[at]
-                sc = subject[tb + j]
-                d0, diag = diag, up
-                d1 = h0
-                h0, e0, f = cell(d0, h0, e0, up, f, table[q0 + sc], goe, ge)
-                d2 = h1
-                h1, e1, f = cell(d1, h1, e1, h0, f, table[q1 + sc], goe, ge)
-                d3 = h2
-                h2, e2, f = cell(d2, h2, e2, h1, f, table[q2 + sc], goe, ge)
-                d4 = h3
-                h3, e3, f = cell(d3, h3, e3, h2, f, table[q3 + sc], goe, ge)
-                d5 = h4
-                h4, e4, f = cell(d4, h4, e4, h3, f, table[q4 + sc], goe, ge)
-                d6 = h5
-                h5, e5, f = cell(d5, h5, e5, h4, f, table[q5 + sc], goe, ge)
-                d7 = h6
-                h6, e6, f = cell(d6, h6, e6, h5, f, table[q6 + sc], goe, ge)
-                h7, e7, f = cell(d7, h7, e7, h6, f, table[q7 + sc], goe, ge)
-                best = max(best, max(max(max(h0, h1), max(h2, h3)), max(max(h4, h5), max(h6, h7))))
-                hb[at] = h7
+                hs, es, f, top = column(table, qs, subject[tb + j], hs, es, up, f, diag, goe, ge)
+                diag = up
+                best = max(best, top)
+                hb[at] = hs[7]
                 fb[at] = f
         return best
 
-    return SimpleNamespace(sequence_score=sequence_score, cell=cell)
+    return SimpleNamespace(sequence_score=sequence_score, column=column, strip_rows=strip_rows,
+                           cell=cell)
 
 
 _cpu = build(njit(cache=False, nogil=True))
@@ -176,6 +186,7 @@ def build_packed(device_jit, ops, join) -> SimpleNamespace:
     for the pairs :func:`fits16` admits (a half wraps past its range otherwise).
     """
     add2, max2, relu3 = ops.add2, ops.max2, ops.relu3
+    strip_rows = build(device_jit).strip_rows
 
     @device_jit
     def cell2(h_diag, h_left, e_left, h_up, f_up, s, goe2, ge2):
@@ -185,6 +196,23 @@ def build_packed(device_jit, ops, join) -> SimpleNamespace:
         return relu3(add2(h_diag, s), e, f), e, f
 
     @device_jit
+    def column2(table, qs, c0, c1, hs, es, up, f, diag, goe2, ge2):
+        """:func:`build`'s ``column`` on words: subject codes ``c0`` (low half) and ``c1``."""
+        q0, q1, q2, q3, q4, q5, q6, q7 = qs
+        h0, h1, h2, h3, h4, h5, h6, h7 = hs
+        e0, e1, e2, e3, e4, e5, e6, e7 = es
+        n0, e0, f = cell2(diag, h0, e0, up, f, join(table[q0 + c0], table[q0 + c1]), goe2, ge2)
+        n1, e1, f = cell2(h0, h1, e1, n0, f, join(table[q1 + c0], table[q1 + c1]), goe2, ge2)
+        n2, e2, f = cell2(h1, h2, e2, n1, f, join(table[q2 + c0], table[q2 + c1]), goe2, ge2)
+        n3, e3, f = cell2(h2, h3, e3, n2, f, join(table[q3 + c0], table[q3 + c1]), goe2, ge2)
+        n4, e4, f = cell2(h3, h4, e4, n3, f, join(table[q4 + c0], table[q4 + c1]), goe2, ge2)
+        n5, e5, f = cell2(h4, h5, e5, n4, f, join(table[q5 + c0], table[q5 + c1]), goe2, ge2)
+        n6, e6, f = cell2(h5, h6, e6, n5, f, join(table[q6 + c0], table[q6 + c1]), goe2, ge2)
+        n7, e7, f = cell2(h6, h7, e7, n6, f, join(table[q7 + c0], table[q7 + c1]), goe2, ge2)
+        best = max2(max2(max2(n0, n1), max2(n2, n3)), max2(max2(n4, n5), max2(n6, n7)))
+        return (n0, n1, n2, n3, n4, n5, n6, n7), (e0, e1, e2, e3, e4, e5, e6, e7), f, best
+
+    @device_jit
     def pair_score(table, width, goe2, ge2, query, qb, mq, subject, tb0, n0, tb1, n1, hb, fb,
                    base, stride):
         zero = np.uint32(0)
@@ -192,12 +220,9 @@ def build_packed(device_jit, ops, join) -> SimpleNamespace:
         pad = width - 1
         best = zero
         for i0 in range(qb, qb + mq, STRIP):
-            q0, q1, q2, q3 = (query[i0] * width, query[i0 + 1] * width,
-                              query[i0 + 2] * width, query[i0 + 3] * width)
-            q4, q5, q6, q7 = (query[i0 + 4] * width, query[i0 + 5] * width,
-                              query[i0 + 6] * width, query[i0 + 7] * width)
-            h0 = h1 = h2 = h3 = h4 = h5 = h6 = h7 = zero
-            e0 = e1 = e2 = e3 = e4 = e5 = e6 = e7 = neg
+            qs = strip_rows(query, i0, width)
+            hs = (zero, zero, zero, zero, zero, zero, zero, zero)
+            es = (neg, neg, neg, neg, neg, neg, neg, neg)
             diag = zero
             for j in range(max(n0, n1)):
                 at = base + j * stride
@@ -206,34 +231,11 @@ def build_packed(device_jit, ops, join) -> SimpleNamespace:
                     up, f = hb[at], fb[at]
                 c0 = subject[tb0 + j] if j < n0 else pad
                 c1 = subject[tb1 + j] if j < n1 else pad
-                d0, diag = diag, up
-                d1 = h0
-                h0, e0, f = cell2(d0, h0, e0, up, f, join(table[q0 + c0], table[q0 + c1]),
-                                  goe2, ge2)
-                d2 = h1
-                h1, e1, f = cell2(d1, h1, e1, h0, f, join(table[q1 + c0], table[q1 + c1]),
-                                  goe2, ge2)
-                d3 = h2
-                h2, e2, f = cell2(d2, h2, e2, h1, f, join(table[q2 + c0], table[q2 + c1]),
-                                  goe2, ge2)
-                d4 = h3
-                h3, e3, f = cell2(d3, h3, e3, h2, f, join(table[q3 + c0], table[q3 + c1]),
-                                  goe2, ge2)
-                d5 = h4
-                h4, e4, f = cell2(d4, h4, e4, h3, f, join(table[q4 + c0], table[q4 + c1]),
-                                  goe2, ge2)
-                d6 = h5
-                h5, e5, f = cell2(d5, h5, e5, h4, f, join(table[q5 + c0], table[q5 + c1]),
-                                  goe2, ge2)
-                d7 = h6
-                h6, e6, f = cell2(d6, h6, e6, h5, f, join(table[q6 + c0], table[q6 + c1]),
-                                  goe2, ge2)
-                h7, e7, f = cell2(d7, h7, e7, h6, f, join(table[q7 + c0], table[q7 + c1]),
-                                  goe2, ge2)
-                best = max2(best, max2(max2(max2(h0, h1), max2(h2, h3)),
-                                       max2(max2(h4, h5), max2(h6, h7))))
-                hb[at] = h7
+                hs, es, f, top = column2(table, qs, c0, c1, hs, es, up, f, diag, goe2, ge2)
+                diag = up
+                best = max2(best, top)
+                hb[at] = hs[7]
                 fb[at] = f
         return best
 
-    return SimpleNamespace(pair_score=pair_score, cell2=cell2)
+    return SimpleNamespace(pair_score=pair_score, column2=column2, cell2=cell2)
