@@ -20,7 +20,7 @@ from numba import cuda, int32
 
 from . import lanes16
 from .disk_cache import cache_by_source
-from .search_scores import build, build_packed
+from .search_scores import NEG, STRIP, build, build_packed
 from .simulator import simulated
 
 WARP = 32
@@ -28,6 +28,8 @@ TPB = 32 if simulated() else 128
 """Threads (database sequences) per block."""
 TABLE_CELLS = 1024
 """Shared-memory entries of the extended substitution table (named matrices need 625)."""
+PASS_ROWS = WARP * STRIP
+"""Query rows a block of :func:`long_score_kernel` covers in one pass over its sequence."""
 
 
 def lane_lengths(lengths: np.ndarray) -> np.ndarray:
@@ -125,3 +127,76 @@ def packed_score_kernel():
     if not simulated():
         cache_by_source(search_scores16, "cuda-search-packed")
     return search_scores16
+
+
+@cache
+def long_score_kernel():
+    """Compile (once) the kernel for long sequences: one block of :data:`WARP` threads per
+    (sequence, query), ``kernel[(sequences, queries), WARP](table, width, goe, ge, queries,
+    query_offsets, subjects, offsets, scratch_base, size, hb, fb, out)``.
+
+    Thread ``k`` holds strip ``k`` of the :data:`PASS_ROWS` query rows of a pass and walks the
+    sequence one column a step, ``k`` columns behind thread ``k - 1``, whose bottom row it
+    takes from shared memory (two buffers, one barrier a step); thread 0 takes the previous
+    pass's bottom row from ``hb``/``fb`` (sequence ``s``'s at ``q * size + scratch_base[s]``),
+    where the last thread leaves its own. A sequence of ``n`` residues takes ``n + 31`` steps
+    a pass, so a long sequence is 32 threads' work instead of one's. Queries are padded to
+    whole passes (:func:`.search_scores.padded_query` of :data:`PASS_ROWS`).
+    """
+    ns = build(cuda.jit(device=True))
+    column, strip_rows = ns.column, ns.strip_rows
+
+    @cuda.jit
+    def search_scores_long(table, width, goe, ge, queries, query_offsets, subjects, offsets,
+                           scratch_base, size, hb, fb, out):
+        shared = cuda.shared.array(TABLE_CELLS, int32)
+        hand_h = cuda.shared.array((2, WARP), int32)
+        hand_f = cuda.shared.array((2, WARP), int32)
+        bests = cuda.shared.array(WARP, int32)
+        k = cuda.threadIdx.x
+        for x in range(k, width * width, WARP):
+            shared[x] = table[x]
+        s = cuda.blockIdx.x
+        q = cuda.blockIdx.y
+        tb = offsets[s]
+        n = offsets[s + 1] - tb
+        qb = query_offsets[q]
+        mq = query_offsets[q + 1] - qb
+        at = q * size + scratch_base[s]
+        zero, neg = int32(0), int32(NEG)
+        best = zero
+        cuda.syncthreads()
+        for p0 in range(qb, qb + mq, PASS_ROWS):
+            qs = strip_rows(queries, p0 + k * STRIP, width)
+            hs = (zero, zero, zero, zero, zero, zero, zero, zero)
+            es = (neg, neg, neg, neg, neg, neg, neg, neg)
+            diag = zero
+            for t in range(n + WARP - 1):
+                j = t - k
+                if j >= 0 and j < n:
+                    if k == 0:
+                        up, f = zero, neg
+                        if p0 > qb:
+                            up, f = hb[at + j], fb[at + j]
+                    else:
+                        up, f = hand_h[(t - 1) & 1, k - 1], hand_f[(t - 1) & 1, k - 1]
+                    hs, es, f, top = column(shared, qs, subjects[tb + j], hs, es, up, f, diag,
+                                            goe, ge)
+                    diag = up
+                    best = max(best, top)
+                    hand_h[t & 1, k] = hs[7]
+                    hand_f[t & 1, k] = f
+                    if k == WARP - 1:
+                        hb[at + j] = hs[7]
+                        fb[at + j] = f
+                cuda.syncthreads()
+        bests[k] = best
+        cuda.syncthreads()
+        if k == 0:
+            for x in range(1, WARP):
+                best = max(best, bests[x])
+            out[q, s] = best
+
+    if not simulated():
+        cache_by_source(search_scores_long, "cuda-search-long")
+    return search_scores_long

@@ -47,10 +47,11 @@ def extended_table(sub: np.ndarray, size: int) -> np.ndarray:
     return ext.ravel()
 
 
-def padded_query(codes: np.ndarray, size: int) -> np.ndarray:
-    """The query's codes padded with the code ``size`` to a whole number of strips (int32)."""
+def padded_query(codes: np.ndarray, size: int, rows: int = STRIP) -> np.ndarray:
+    """The query's codes padded with the code ``size`` to a whole number of ``rows`` (a strip,
+    or a pass of the long kernel) (int32)."""
     m = codes.shape[0]
-    out = np.full(max(1, -(-m // STRIP)) * STRIP, size, np.int32)
+    out = np.full(max(1, -(-m // rows)) * rows, size, np.int32)
     out[:m] = codes
     return out
 

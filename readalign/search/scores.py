@@ -21,6 +21,8 @@ CPU_BLOCK = 64
 PACKED = True
 """Score on the GPU two sequences a lane in 16-bit halves (the ablation switch: False scores
 every pair with 32-bit cells)."""
+LONG_SEQUENCE = 2048
+"""Longest database sequence a GPU lane scores alone; longer ones get a block each."""
 SCRATCH_BYTES = 1 << 31
 """Device memory for the strips' boundaries of one launch (8 bytes a residue and query)."""
 
@@ -67,17 +69,19 @@ class ChunkScorer:
 class CudaChunkScorer:
     """One chunk scored on the GPU: uploaded once, queries scored a launch's worth at a time.
 
-    With :data:`PACKED` a lane scores two sequences in 16-bit halves
-    (:func:`readalign.kernels.search_cuda.packed_score_kernel`); the pairs a half cannot hold
-    (a long query against the chunk's longest sequences, :func:`~readalign.kernels.
-    search_scores.fits16`) are scored again by the 32-bit kernel, which scores everything
-    without :data:`PACKED`.
+    Sequences of up to :data:`LONG_SEQUENCE` residues get a lane each: with :data:`PACKED`
+    two sequences a lane in 16-bit halves (:func:`readalign.kernels.search_cuda.
+    packed_score_kernel`), the pairs a half cannot hold (:func:`~readalign.kernels.
+    search_scores.fits16`) scored again by the 32-bit kernel, which scores them all without
+    :data:`PACKED`. Longer sequences, the chunk's last (length order), get a block of 32
+    threads each (:func:`~readalign.kernels.search_cuda.long_score_kernel`), so that the
+    longest sequences do not keep the GPU waiting on one thread.
     """
 
     def __init__(self, tables: Tables, chunk: Packed) -> None:
         from numba import cuda
 
-        from ..kernels.search_cuda import TABLE_CELLS, TPB, lane_lengths, warp_layout
+        from ..kernels.search_cuda import TABLE_CELLS, TPB, warp_layout
 
         if tables.width * tables.width > TABLE_CELLS:
             raise ValueError(f"an alphabet of {tables.size} letters is too large for the search "
@@ -85,18 +89,18 @@ class CudaChunkScorer:
         self.tables = tables
         self.count = len(chunk)
         self.lengths = chunk.lengths
+        self.short = int(np.searchsorted(self.lengths, LONG_SEQUENCE, side="right"))
         self.tpb = TPB
         self.stream = cuda.stream()
+        widest = warp_layout(self.lengths)[1]  # entries a query, at most, of any layout
+        self.per_launch = max(1, SCRATCH_BYTES // max(8 * widest, 1))
         up = cuda.to_device
-        self.base32, self.size32 = warp_layout(chunk.lengths)
-        self.base16, self.size16 = warp_layout(lane_lengths(chunk.lengths))
-        self.per_launch = max(1, SCRATCH_BYTES // max(8 * self.size32, 1))
         self.dev = (up(chunk.data, stream=self.stream), up(chunk.offsets, stream=self.stream))
         self.scratch: dict = {}
 
     def _scratch(self, kind: str, cells: int):
-        """Boundary scratch of ``cells`` entries (int32 or uint32 by ``kind``), kept and grown
-        from launch to launch."""
+        """Boundary scratch of ``cells`` entries (uint32 for the packed kernel, else int32),
+        kept and grown from launch to launch."""
         from numba import cuda
 
         held = self.scratch.get(kind)
@@ -115,17 +119,22 @@ class CudaChunkScorer:
         return out
 
     def _group(self, queries: list[np.ndarray]) -> np.ndarray:
-        """One launch's queries: packed where the halves hold every pair, 32-bit the rest."""
-        if not PACKED:
-            return self._launch(queries, 0, wide=True)
-        scores = self._launch(queries, 0, wide=False)
-        first = [self._first_wide(q.shape[0]) for q in queries]
-        redo = [i for i, f in enumerate(first) if f < self.count]
-        if redo:
-            lo = min(first[i] for i in redo)
-            wide = self._launch([queries[i] for i in redo], lo, wide=True)
-            for row, i in enumerate(redo):
-                scores[i, first[i]:] = wide[row, first[i] - lo:]
+        """One launch's queries against the whole chunk."""
+        scores = np.empty((len(queries), self.count), np.int32)
+        short = self.short
+        if short and not PACKED:
+            scores[:, :short] = self._launch("wide", queries, 0, short)
+        elif short:
+            scores[:, :short] = self._launch("packed", queries, 0, short)
+            first = [min(self._first_wide(q.shape[0]), short) for q in queries]
+            redo = [i for i, f in enumerate(first) if f < short]
+            if redo:
+                lo = min(first[i] for i in redo)
+                wide = self._launch("wide", [queries[i] for i in redo], lo, short)
+                for row, i in enumerate(redo):
+                    scores[i, first[i]:short] = wide[row, first[i] - lo:]
+        if short < self.count:
+            scores[:, short:] = self._launch("long", queries, short, self.count)
         return scores
 
     def _first_wide(self, m: int) -> int:
@@ -139,37 +148,55 @@ class CudaChunkScorer:
         n_limit = (SPAN16 - 1) // best - 1  # the longest n with best * (n + 1) < SPAN16
         return int(np.searchsorted(self.lengths, n_limit, side="right"))
 
-    def _launch(self, queries: list[np.ndarray], lo: int, wide: bool) -> np.ndarray:
-        """One launch: every query of ``queries`` against the chunk's sequences ``lo:``."""
+    def _layout(self, kind: str, lo: int, hi: int) -> tuple[np.ndarray, int, int, int]:
+        """Scratch layout of sequences ``lo:hi`` for ``kind``: each warp's (or, for ``long``,
+        each sequence's) first entry, the entries a query, the grid's x, the block's threads."""
+        from ..kernels.search_cuda import WARP, lane_lengths, warp_layout
+
+        lengths = self.lengths[lo:hi]
+        if kind == "long":
+            base = np.zeros(hi - lo + 1, np.int64)
+            np.cumsum(lengths, out=base[1:])
+            return base[:-1], int(base[-1]), hi - lo, WARP
+        lanes = (hi - lo + 1) // 2 if kind == "packed" else hi - lo
+        base, size = warp_layout(lane_lengths(lengths) if kind == "packed" else lengths)
+        return base, size, max(1, -(-lanes // self.tpb)), self.tpb
+
+    def _launch(self, kind: str, queries: list[np.ndarray], lo: int, hi: int) -> np.ndarray:
+        """One launch of ``kind`` (``packed``, ``wide``, ``long``): every query of ``queries``
+        against the chunk's sequences ``lo:hi``."""
         from numba import cuda
 
         from ..kernels.cuda import launch
-        from ..kernels.search_cuda import packed_score_kernel, score_kernel, warp_layout
-        from ..kernels.search_scores import packed_table
+        from ..kernels.search_cuda import (
+            PASS_ROWS,
+            long_score_kernel,
+            packed_score_kernel,
+            score_kernel,
+        )
+        from ..kernels.search_scores import packed_table, padded_query
 
         t = self.tables
         data, offsets = self.dev
-        count = self.count - lo
-        padded = [t.query(q) for q in queries]
+        rows = PASS_ROWS if kind == "long" else None
+        padded = [padded_query(q, t.size, rows) if rows else t.query(q) for q in queries]
         q_off = np.zeros(len(padded) + 1, np.int64)
         np.cumsum([p.shape[0] for p in padded], out=q_off[1:])
         up = cuda.to_device
-        codes, q_offsets = up(np.concatenate(padded), stream=self.stream), up(q_off, stream=self.stream)
-        out = cuda.device_array((len(queries), count), np.int32, stream=self.stream)
-        if wide:
-            base, size = (self.base32, self.size32) if lo == 0 else warp_layout(self.lengths[lo:])
-            hb, fb = self._scratch("wide", len(queries) * size)
-            args = (up(t.table, stream=self.stream), t.width, t.goe, t.ge)
-            kernel, lanes = score_kernel(), count
+        codes = up(np.concatenate(padded), stream=self.stream)
+        q_offsets = up(q_off, stream=self.stream)
+        base, size, blocks, threads = self._layout(kind, lo, hi)
+        hb, fb = self._scratch(kind, len(queries) * size)
+        out = cuda.device_array((len(queries), hi - lo), np.int32, stream=self.stream)
+        if kind == "packed":
+            head = (up(packed_table(t.table), stream=self.stream), t.width, _word(-t.goe),
+                    _word(-t.ge))
+            kernel = packed_score_kernel()
         else:
-            base, size = self.base16, self.size16
-            hb, fb = self._scratch("packed", len(queries) * size)
-            args = (up(packed_table(t.table), stream=self.stream), t.width,
-                    _word(-t.goe), _word(-t.ge))
-            kernel, lanes = packed_score_kernel(), -(-count // 2)
-        grid = (max(1, -(-lanes // self.tpb)), len(queries))
-        launch(kernel, grid, self.tpb, self.stream, *args, codes, q_offsets, data,
-               offsets[lo:], up(base, stream=self.stream), size, hb, fb, out)
+            head = (up(t.table, stream=self.stream), t.width, t.goe, t.ge)
+            kernel = long_score_kernel() if kind == "long" else score_kernel()
+        launch(kernel, (blocks, len(queries)), threads, self.stream, *head, codes, q_offsets,
+               data, offsets[lo:hi + 1], up(base, stream=self.stream), size, hb, fb, out)
         scores = out.copy_to_host(stream=self.stream)
         self.stream.synchronize()
         return scores

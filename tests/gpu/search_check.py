@@ -27,24 +27,29 @@ def random_proteins(rng: np.random.Generator, count: int, max_len: int) -> list[
 
 
 def main(argv: list[str]) -> None:
-    nq, nd, max_len = (int(a) for a in (argv + ["3", "70", "40"])[:3] if not a.startswith("--"))
+    numbers = [int(a) for a in argv if not a.startswith("--")]
+    nq, nd, max_len = numbers + [3, 70, 40][len(numbers):]
     rng = np.random.default_rng(11)
     queries = random_proteins(rng, nq, max_len)
     database = random_proteins(rng, nd, max_len)
     database[nd // 2] = queries[0]  # one certain hit
     q, db = load_queries(queries), load_database(database)
     every = len(db)
+
     def on_gpu():
         return scan.score_pass(q, db, default_scoring(), every, "cuda", None)
 
     cpu = scan.score_pass(q, db, default_scoring(), every, "cpu", None)
     runs = [on_gpu()]  # two sequences a lane, 16-bit halves
+    scores.LONG_SEQUENCE = max_len // 2  # the longer half of the sequences a block each
+    runs.append(on_gpu())
     scores.PACKED = False
     runs.append(on_gpu())  # 32-bit cells
     scores.PACKED = True
     search_scores.SPAN16 = 64  # as if halves held little: most pairs scored again in 32 bits
     runs.append(on_gpu())
     search_scores.SPAN16 = 1 << 15
+    scores.LONG_SEQUENCE = 2048
     scores.SCRATCH_BYTES = 1  # one query a launch
     scan.CHUNK_RESIDUES = max(1, db.residues // 3)  # and several chunks
     runs.append(on_gpu())
