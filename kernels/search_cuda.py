@@ -32,6 +32,15 @@ PASS_ROWS = WARP * STRIP
 """Query rows a block of :func:`long_score_kernel` covers in one pass over its sequence."""
 
 
+@cuda.jit(device=True)
+def fill_shared(shared, table, cells):
+    """Copy ``table[:cells]`` into the block's shared array, every thread a share, and wait
+    for the block."""
+    for x in range(cuda.threadIdx.x, cells, cuda.blockDim.x):
+        shared[x] = table[x]
+    cuda.syncthreads()
+
+
 def lane_lengths(lengths: np.ndarray) -> np.ndarray:
     """Each lane's length in the packed kernel: the longer of its two sequences (``2l`` and
     ``2l + 1``; an odd count's last lane has one)."""
@@ -65,9 +74,7 @@ def score_kernel():
     def search_scores(table, width, goe, ge, queries, query_offsets, subjects, offsets,
                       warp_base, size, hb, fb, out):
         shared = cuda.shared.array(TABLE_CELLS, int32)
-        for x in range(cuda.threadIdx.x, width * width, cuda.blockDim.x):
-            shared[x] = table[x]
-        cuda.syncthreads()
+        fill_shared(shared, table, width * width)
         s = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
         q = cuda.blockIdx.y
         if s >= out.shape[1]:
@@ -101,9 +108,7 @@ def packed_score_kernel():
     def search_scores16(table, width, goe2, ge2, queries, query_offsets, subjects, offsets,
                         warp_base, size, hb, fb, out):
         shared = cuda.shared.array(TABLE_CELLS, int32)
-        for x in range(cuda.threadIdx.x, width * width, cuda.blockDim.x):
-            shared[x] = table[x]
-        cuda.syncthreads()
+        fill_shared(shared, table, width * width)
         lane = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
         q = cuda.blockIdx.y
         count = out.shape[1]
@@ -154,8 +159,7 @@ def long_score_kernel():
         hand_f = cuda.shared.array((2, WARP), int32)
         bests = cuda.shared.array(WARP, int32)
         k = cuda.threadIdx.x
-        for x in range(k, width * width, WARP):
-            shared[x] = table[x]
+        fill_shared(shared, table, width * width)
         s = cuda.blockIdx.x
         q = cuda.blockIdx.y
         tb = offsets[s]
@@ -165,7 +169,6 @@ def long_score_kernel():
         at = q * size + scratch_base[s]
         zero, neg = int32(0), int32(NEG)
         best = zero
-        cuda.syncthreads()
         for p0 in range(qb, qb + mq, PASS_ROWS):
             qs = strip_rows(queries, p0 + k * STRIP, width)
             hs = (zero, zero, zero, zero, zero, zero, zero, zero)
