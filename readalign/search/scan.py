@@ -4,18 +4,20 @@ Each chunk of the database (:data:`CHUNK_RESIDUES` residues, in length order) is
 memory once (and onto the GPU once) and scored against every query: local mode, affine
 gaps, scores only. Two kernels can score it (:data:`KERNEL`):
 
-- ``"search"`` (the default): the search's own kernel (:mod:`.scores`,
-  :mod:`readalign.kernels.search_scores`), one lane per database sequence, the query shared
-  by the launch, any length on the CPU and on the GPU;
+- ``"search"`` (the default): the search's own kernels (:mod:`.scores`,
+  :mod:`readalign.kernels.search_scores`, :mod:`readalign.kernels.search_cuda`), a lane per
+  database sequence and query (on the GPU two sequences a lane in 16-bit halves, and a
+  block a sequence past 2,048 residues), any length on the CPU and on the GPU;
 - ``"engine"``: the pair engine (:func:`readalign.engine.batching.align_with`), which aligns
   pairs, so a query is laid out once per database sequence of a block, a block holding at
   most :data:`PAIR_BYTES` of those copies (pairs longer than the engine's fast path run on
   the CPU's long path even on a GPU). It stays as the reference the tests hold the search
   kernel to.
 
-Host memory is bounded by a chunk (and a block), whatever the database's size. After each
-block a query keeps its ``max_hits`` best records: the highest scores, equal scores in
-database (file) order.
+Host memory is bounded by a chunk, a group of queries' scores against it
+(:data:`SCORE_BYTES`) and, for the engine, a block, whatever the database's size. After each
+chunk (block) a query keeps its ``max_hits`` best records: the highest scores, equal scores
+in database (file) order.
 """
 
 from __future__ import annotations
