@@ -72,7 +72,12 @@ def residue_codes(rng: np.random.Generator, count: int) -> np.ndarray:
     """``count`` residues drawn from :data:`COMPOSITION`, as codes of ``ALPHABET``."""
     letters = np.array([ALPHABET.index(a) for a in COMPOSITION], np.uint8)
     p = np.array(list(COMPOSITION.values()))
-    return letters[rng.choice(len(letters), size=count, p=p / p.sum())]
+    out = np.empty(count, np.uint8)
+    step = 1 << 24  # drawn in blocks: the draw's int64 indices stay small
+    for lo in range(0, count, step):
+        hi = min(lo + step, count)
+        out[lo:hi] = letters[rng.choice(len(letters), size=hi - lo, p=p / p.sum())]
+    return out
 
 
 def lengths(rng: np.random.Generator, count: int) -> np.ndarray:
