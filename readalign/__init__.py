@@ -20,13 +20,16 @@ from .errors import BackendUnavailableError, GPUMemoryError, InputError, Readali
 _LAZY = {
     "AlignResult": ".engine.result",
     "Scoring": ".engine.scoring",
+    "SearchHits": ".search.report",
     "SparseDistances": ".words.cdist",
     "align": ".api",
     "cdist": ".words.cdist",
     "edit_distance": ".api",
     "free_gpu_memory": ".api",
+    "search": ".search",
 }
-"""Public names loaded on first use, and the module of each."""
+"""Public names loaded on first use, and the module of each (a name that is its module's own,
+``search``, is that module: the package :mod:`readalign.search` is callable)."""
 
 __all__ = [
     "AlignResult",
@@ -35,12 +38,14 @@ __all__ = [
     "InputError",
     "ReadalignError",
     "Scoring",
+    "SearchHits",
     "SparseDistances",
     "__version__",
     "align",
     "cdist",
     "edit_distance",
     "free_gpu_memory",
+    "search",
 ]
 
 
@@ -50,7 +55,8 @@ def __getattr__(name: str) -> object:
     if module is None:
         raise AttributeError(f"module 'readalign' has no attribute {name!r}")
     importlib.import_module(".kernels.compile_notice", __name__)
-    value = getattr(importlib.import_module(module, __name__), name)
+    loaded = importlib.import_module(module, __name__)
+    value = loaded if module == f".{name}" else getattr(loaded, name)
     globals()[name] = value
     return value
 
@@ -63,4 +69,6 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from .api import align, edit_distance, free_gpu_memory
     from .engine.result import AlignResult
     from .engine.scoring import Scoring
+    from .search.api import search
+    from .search.report import SearchHits
     from .words.cdist import SparseDistances, cdist

@@ -12,14 +12,17 @@ import pytest
 import readalign
 
 MODULES = ["readalign", "readalign.api", "readalign.words.cdist", "readalign.engine.result",
-           "readalign.engine.scoring", "readalign.errors"]
+           "readalign.engine.scoring", "readalign.errors", "readalign.search",
+           "readalign.search.report"]
 
 FUNCTIONS = {"align": ("Parameters", "Returns", "Raises", "Notes", "Examples"),
              "edit_distance": ("Parameters", "Returns", "Raises", "Notes", "Examples"),
              "cdist": ("Parameters", "Returns", "Raises", "Notes", "Examples"),
              "free_gpu_memory": ("Examples",),
              "Scoring": ("Parameters", "Attributes", "Raises", "Notes", "Examples"),
+             "search": ("Parameters", "Returns", "Raises", "Notes", "Examples"),
              "SparseDistances": ("Attributes", "Examples"),
+             "SearchHits": ("Attributes", "Examples"),
              "AlignResult": ("Attributes", "Examples"),
              "ReadalignError": ("Examples",), "InputError": ("Examples",),
              "BackendUnavailableError": ("Examples",), "GPUMemoryError": ("Examples",)}

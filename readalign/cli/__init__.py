@@ -2,7 +2,8 @@
 
 Each subcommand is one module of this package, listed in :data:`COMMANDS`; it
 defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``,
-and loads no numba until ``run`` (``--help`` stays fast).
+and loads no numba until ``run`` (``--help`` stays fast); ``QUIET_FLAGS``, where a module
+defines it, replaces ``-q``/``--quiet`` (``search`` takes ``-q`` for its queries).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import sys
 from .._version import __version__
 from ..errors import ReadalignError
 
-COMMANDS = ("align", "distance", "warmup")
+COMMANDS = ("align", "distance", "search", "makedb", "warmup")
 """Subcommand modules of this package, in the order --help lists them."""
 
 log = logging.getLogger("readalign")
@@ -47,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(mod.NAME, help=mod.HELP, description=mod.__doc__,
                            formatter_class=HelpFormatter)
         p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
-        p.add_argument("-q", "--quiet", action="store_true",
+        p.add_argument(*getattr(mod, "QUIET_FLAGS", ("-q", "--quiet")), dest="quiet",
+                       action="store_true",
                        help="only warnings and errors on stderr; no progress bar")
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run)

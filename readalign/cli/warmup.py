@@ -136,6 +136,19 @@ def _api_steps(backend: str) -> Iterator[Step]:
     yield Step("readalign.edit_distance, long pairs",
                lambda: edit_distance(reads, windows, backend=backend))
     yield Step("readalign.cdist", lambda: cdist(words, words, backend=backend))
+    yield _search_step(rng, backend)
+
+
+def _search_step(rng: random.Random, backend: str) -> Step:
+    """Protein search: its score kernel, and tracebacks short and past the fast path."""
+    from ..search.api import search
+
+    amino = "ACDEFGHIKLMNPQRSTVWY"
+    queries = ["".join(rng.choice(amino) for _ in range(n)) for n in (60, 1100)]
+    database = ["".join(rng.choice(amino) for _ in range(rng.randint(20, 300)))
+                for _ in range(READS_PER_STEP)] + queries
+    return Step("readalign.search, protein queries against a database",
+                lambda: search(queries, database, backend=backend))
 
 
 def steps(folder: Path, backend: str) -> Iterator[Step]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 
 from ..errors import BackendUnavailableError
@@ -30,6 +32,20 @@ def cpu_threads(threads: int | None) -> int:
     if threads is None:
         return numba.get_num_threads()
     return max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))
+
+
+@contextmanager
+def parallel_threads(threads: int | None) -> Iterator[int]:
+    """Run numba's parallel loops on ``threads`` threads (default: all) inside the block."""
+    import numba
+
+    saved = numba.get_num_threads()
+    use = cpu_threads(threads)
+    numba.set_num_threads(use)
+    try:
+        yield use
+    finally:
+        numba.set_num_threads(saved)
 
 
 _PROBE_LOCK = threading.Lock()

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-import numba
 import numpy as np
 
 from ..engine.packing import Packed
 from ..kernels import words as kw
-from ..runtime.backends import cpu_threads
+from ..runtime.backends import parallel_threads
 
 TASKS_PER_THREAD = 8
 
@@ -31,18 +27,6 @@ def balanced_rows(r0: int, r1: int, upper: bool) -> np.ndarray:
     return folded
 
 
-@contextmanager
-def numba_threads(threads: int | None) -> Iterator[int]:
-    """Run numba's parallel loops on ``threads`` threads (default: all) inside the block."""
-    saved = numba.get_num_threads()
-    use = cpu_threads(threads)
-    numba.set_num_threads(use)
-    try:
-        yield use
-    finally:
-        numba.set_num_threads(saved)
-
-
 def dense_block(codes, r0: int, r1: int, *, upper: bool, max_distance: int, dtype,
                 threads: int | None = None) -> np.ndarray:
     """Distances of query rows ``r0:r1`` against every choice, shape ``(r1-r0, nc)``.
@@ -55,7 +39,7 @@ def dense_block(codes, r0: int, r1: int, *, upper: bool, max_distance: int, dtyp
     if r1 <= r0 or nc == 0:
         return out
     rows = balanced_rows(r0, r1, upper)
-    with numba_threads(threads) as use:
+    with parallel_threads(threads) as use:
         ntasks = max(1, min(rows.shape[0], use * TASKS_PER_THREAD))
         bounds = np.linspace(0, rows.shape[0], ntasks + 1).astype(np.int64)
         kw.dense_rows(codes.q.data, codes.q.offsets, codes.c.data, codes.c.offsets, rows, bounds,
@@ -66,7 +50,7 @@ def dense_block(codes, r0: int, r1: int, *, upper: bool, max_distance: int, dtyp
 def pairwise(a: Packed, b: Packed, max_distance: int, threads: int | None = None) -> np.ndarray:
     """Distances of ``a[p]``, ``b[p]`` clipped at ``max_distance + 1``; ``LONG`` if both are long."""
     out = np.empty(len(a), dtype=np.int32)
-    with numba_threads(threads):
+    with parallel_threads(threads):
         kw.pairwise(a.data, a.offsets, b.data, b.offsets, max_distance, out)
     return out
 

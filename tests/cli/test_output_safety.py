@@ -279,7 +279,7 @@ def test_distance_disk_full(tmp_path):
         assert list(full.iterdir()) == []
 
 
-@pytest.mark.parametrize("command", ["align", "distance"])
+@pytest.mark.parametrize("command", ["align", "distance", "search", "makedb"])
 def test_help_states_each_default_once_and_truly(command):
     from readalign.cli import build_parser
 
