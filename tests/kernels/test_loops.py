@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from readalign.kernels import loops
 
 from readalign.engine import flatseq
 from readalign.engine.order import is_range
-from readalign.kernels import loops
 
 
 @pytest.fixture(scope="module")
