@@ -17,7 +17,8 @@ def mutate(rng: random.Random, s: str, rate: float, alphabet: str, longest_inser
             continue
         elif r < rate:
             out.append(c)
-            out.append("".join(rng.choice(alphabet) for _ in range(rng.randint(1, longest_insert))))
+            size = rng.randint(1, longest_insert) if longest_insert > 1 else 1
+            out.append("".join(rng.choice(alphabet) for _ in range(size)))
         else:
             out.append(c)
     return "".join(out)
