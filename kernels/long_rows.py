@@ -45,6 +45,7 @@ from numba import njit
 from .scored_quadrant import GLOBAL as GLOBAL
 from .scored_quadrant import INFIX as INFIX
 from .scored_quadrant import LOCAL as LOCAL
+from .words import block_column, block_masks, fresh_columns
 
 ANCHORED = 3
 PASS_MODES = ("global", "infix", "local", "anchored")
@@ -135,7 +136,7 @@ def unit_pass(a, b, n_code, mode, h):
     """One unit-cost pass (edit distance as scores 0/-1; ``n_code`` never matches) of ``a``
     against ``b`` in GLOBAL or INFIX mode; ``h`` as in :func:`affine_pass`.
 
-    Bit-parallel: Myers' algorithm in Hyyrö's block form (as :func:`.words.myers_blocks`),
+    Bit-parallel: Myers' algorithm in Hyyrö's block form (:func:`.words.block_column`),
     ``a`` the pattern down the rows in 64-bit blocks of vertical deltas, one step per column;
     the bottom row's distance moves by the last block's horizontal delta, so the whole last
     row comes out in ``O(m n / 64)`` time and ``O(m / 64)`` words besides the match masks.
@@ -148,44 +149,11 @@ def unit_pass(a, b, n_code, mode, h):
         for j in range(1, n + 1):
             h[j] = -top * j
         return
-    nb = (m + 63) // 64
-    syms = np.unique(a)
-    peq = np.zeros((syms.shape[0], nb), np.uint64)
-    for i in range(m):
-        if np.int64(a[i]) != n_code:
-            peq[np.searchsorted(syms, a[i]), i // 64] |= np.uint64(1) << np.uint64(i % 64)
-    pv = np.full(nb, ~np.uint64(0), np.uint64)
-    mv = np.zeros(nb, np.uint64)
-    last = np.uint64(1) << np.uint64((m - 1) % 64)
-    high = np.uint64(1) << np.uint64(63)
-    one = np.uint64(1)
+    masks = block_masks(a, n_code)
+    columns = fresh_columns(m)
     score = m
     for j in range(n):
-        c = b[j]
-        k = np.searchsorted(syms, c)
-        row = k if k < syms.shape[0] and syms[k] == c else -1
-        hin = top
-        for x in range(nb):
-            eq = peq[row, x] if row >= 0 else np.uint64(0)
-            pvb, mvb = pv[x], mv[x]
-            xv = eq | mvb
-            if hin < 0:
-                eq |= one
-            xh = (((eq & pvb) + pvb) ^ pvb) | eq
-            ph = mvb | ~(xh | pvb)
-            mh = pvb & xh
-            bit = last if x == nb - 1 else high
-            hout = 1 if ph & bit else (-1 if mh & bit else 0)
-            ph <<= one
-            mh <<= one
-            if hin < 0:
-                mh |= one
-            elif hin > 0:
-                ph |= one
-            pv[x] = mh | ~(xv | ph)
-            mv[x] = ph & xv
-            hin = hout
-        score += hin
+        score += block_column(masks, b[j], columns, top)
         h[j + 1] = -score
 
 
