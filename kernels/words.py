@@ -300,57 +300,85 @@ def mirror_upper(out, tile):
 
 
 @njit(cache=True, nogil=True)
+def block_masks(p, never):
+    """The match masks of pattern ``p`` in 64-bit blocks: ``(symbols, masks)``, the sorted
+    distinct symbols and ``masks[k, b]``, the bits of block ``b`` where ``p`` holds symbol
+    ``k``. Positions holding ``never`` (an N code; -1: none) match nothing."""
+    m = p.shape[0]
+    syms = np.unique(p)
+    peq = np.zeros((syms.shape[0], (m + 63) // 64), np.uint64)
+    for i in range(m):
+        if np.int64(p[i]) != never:
+            peq[np.searchsorted(syms, p[i]), i // 64] |= np.uint64(1) << np.uint64(i % 64)
+    return syms, peq
+
+
+@njit(cache=True, nogil=True)
+def block_column(masks, c, columns, hin):
+    """Advance the pattern's column of vertical deltas by text symbol ``c``.
+
+    ``columns`` is ``(pv, mv, last)``: a word of each per block, and the bit of the
+    pattern's last row in the last block (:func:`fresh_columns`); ``hin`` the top row's
+    horizontal delta (+1 for a global alignment, 0 for a free top row). Returns the bottom
+    row's horizontal delta."""
+    syms, peq = masks
+    pv, mv, last = columns
+    nb = pv.shape[0]
+    k = np.searchsorted(syms, c)
+    row = k if k < syms.shape[0] and syms[k] == c else -1
+    one = np.uint64(1)
+    high = np.uint64(1) << np.uint64(63)
+    for b in range(nb):
+        eq = peq[row, b] if row >= 0 else np.uint64(0)
+        pvb, mvb = pv[b], mv[b]
+        xv = eq | mvb
+        if hin < 0:
+            eq |= one
+        xh = (((eq & pvb) + pvb) ^ pvb) | eq
+        ph = mvb | ~(xh | pvb)
+        mh = pvb & xh
+        bit = last if b == nb - 1 else high
+        hout = 1 if ph & bit else (-1 if mh & bit else 0)
+        ph <<= one
+        mh <<= one
+        if hin < 0:
+            mh |= one
+        elif hin > 0:
+            ph |= one
+        pv[b] = mh | ~(xv | ph)
+        mv[b] = ph & xv
+        hin = hout
+    return hin
+
+
+@njit(cache=True, nogil=True)
+def fresh_columns(m):
+    """A pattern of ``m >= 1`` symbols' column at the text's start (``D[i][0] = i``): every
+    vertical delta +1, with the bit of the pattern's last row."""
+    nb = (m + 63) // 64
+    return (np.full(nb, ~np.uint64(0), np.uint64), np.zeros(nb, np.uint64),
+            np.uint64(1) << np.uint64((m - 1) % 64))
+
+
+@njit(cache=True, nogil=True)
 def myers_blocks(p, pb, m, t, tb, n, max_dist):
     """Global edit distance of ``p[pb:pb+m]`` and ``t[tb:tb+n]``, bit-parallel over 64-bit blocks.
 
     Myers' algorithm in Hyyrö's block form for patterns of any length: the
     pattern's column of the DP is ``ceil(m / 64)`` words of vertical deltas,
     advanced by one text symbol at a time, the horizontal delta carried from
-    block to block. O(n * m / 64) time and O(m / 64 + alphabet) memory, so two
-    100,000-symbol strings take a fraction of a second and a few MB. Returns
-    ``max_dist + 1`` for a distance past ``max_dist`` (``-1``: no limit).
+    block to block (:func:`block_column`). O(n * m / 64) time and O(m / 64 + alphabet)
+    memory, so two 100,000-symbol strings take a fraction of a second and a few MB.
+    Returns ``max_dist + 1`` for a distance past ``max_dist`` (``-1``: no limit).
     """
     if m == 0 or n == 0:
         d = max(m, n)
         return max_dist + 1 if max_dist >= 0 and d > max_dist else d
-    nb = (m + 63) // 64
-    syms = np.unique(p[pb:pb + m])
-    peq = np.zeros((syms.shape[0], nb), np.uint64)
-    for i in range(m):
-        k = np.searchsorted(syms, p[pb + i])
-        peq[k, i // 64] |= np.uint64(1) << np.uint64(i % 64)
-    pv = np.full(nb, ~np.uint64(0), np.uint64)
-    mv = np.zeros(nb, np.uint64)
-    last = np.uint64(1) << np.uint64((m - 1) % 64)
-    high = np.uint64(1) << np.uint64(63)
-    one = np.uint64(1)
+    masks = block_masks(p[pb:pb + m], -1)
+    columns = fresh_columns(m)
     score = m
     for j in range(n):
-        c = t[tb + j]
-        k = np.searchsorted(syms, c)
-        row = k if k < syms.shape[0] and syms[k] == c else -1
-        hin = 1  # the top row of a global alignment: D[0][j] = j
-        for b in range(nb):
-            eq = peq[row, b] if row >= 0 else np.uint64(0)
-            pvb, mvb = pv[b], mv[b]
-            xv = eq | mvb
-            if hin < 0:
-                eq |= one
-            xh = (((eq & pvb) + pvb) ^ pvb) | eq
-            ph = mvb | ~(xh | pvb)
-            mh = pvb & xh
-            bit = last if b == nb - 1 else high
-            hout = 1 if ph & bit else (-1 if mh & bit else 0)
-            ph <<= one
-            mh <<= one
-            if hin < 0:
-                mh |= one
-            elif hin > 0:
-                ph |= one
-            pv[b] = mh | ~(xv | ph)
-            mv[b] = ph & xv
-            hin = hout
-        score += hin
+        score += block_column(masks, t[tb + j], columns, 1)  # global: D[0][j] = j
         if max_dist >= 0 and score - (n - 1 - j) > max_dist:
             return max_dist + 1  # even matching every remaining text symbol cannot get back
     return max_dist + 1 if max_dist >= 0 and score > max_dist else score

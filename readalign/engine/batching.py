@@ -22,6 +22,7 @@ from ..runtime.timing import stage
 from . import cpu, flatseq
 from .gpu.sizing import HOST_BATCH_CELLS
 from .job import BatchResult, Job, check_counts
+from .long import align_long
 from .order import budget_bounds, counting_order, is_range, is_sorted_pairs, partition_long, scatter_results
 from .packing import AnyPacked, Packed
 from .pylists import StringRows
@@ -30,9 +31,14 @@ from .result import AlignResult
 log = logging.getLogger("readalign")
 
 LONG_PAIR = FAST_PATH_MAX
-"""Pairs longer than this (read or window) take the long path: quadrants of at least
-``LONG_K`` and always the CPU backend."""
-LONG_K = 32
+"""Pairs longer than this (read or window) take the long path (:mod:`.long`): row passes
+split them into leaves of at most this many symbols a side, which the short path aligns on
+the call's backend."""
+LONG_BATCH_SYMBOLS = 1 << 24
+"""Symbols (reads and windows together) of long pairs aligned as one batch: the long path's
+memory is linear in them (:mod:`.long`), and one batch's leaves go to the backend together."""
+ROW_PASS_BACKEND = "cpu"
+"""Where the long path's row passes run (:data:`.long.rows.ROW_PASSES`)."""
 DEFAULT_K = 16
 """Quadrant size unless asked otherwise. Results do not depend on it; on an H100 the API
 runs 12% faster at 16 than at 8 for 150 bp reads (fewer strips and boundary values),
@@ -240,16 +246,51 @@ class _ScoredArrays:
         self.q_end[idx] = res.q_end
 
 
+def _long_pairs(name: str):
+    """The runner of long pairs on backend ``name``: :func:`.long.align_long`, its leaves
+    aligned by :func:`align_with` (the short path) on ``name``, its row passes on
+    :data:`ROW_PASS_BACKEND`."""
+    def run(q: Packed, t: Packed, idx: np.ndarray, job: Job, k: int,
+            threads: int | None) -> BatchResult:
+        def leaves(reads: Packed, windows: Packed, leaf_job: Job) -> AlignResult:
+            return align_with(reads, windows, leaf_job, name, threads)
+        return align_long(q, t, idx, job, leaves, LONG_PAIR, ROW_PASS_BACKEND, threads)
+    return run
+
+
+def _long_bounds(group: np.ndarray, m: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Batches of long pairs of at most :data:`LONG_BATCH_SYMBOLS` symbols (one pair at least)."""
+    total = np.cumsum(m[group] + n[group])
+    cuts = [0]
+    while cuts[-1] < group.shape[0]:
+        before = int(total[cuts[-1] - 1]) if cuts[-1] else 0
+        nxt = int(np.searchsorted(total, before + LONG_BATCH_SYMBOLS, side="right"))
+        cuts.append(max(nxt, cuts[-1] + 1))
+    return np.array(cuts, np.int64)
+
+
+def _long_route(job: Job, name: str) -> str:
+    """Where long pairs of ``job`` go, in words (the log says it)."""
+    if _bit_parallel(job):
+        return "distances by Myers' bit-parallel scan on the CPU"
+    return (f"linear-memory splits (row passes on the {ROW_PASS_BACKEND.upper()}), leaves of "
+            f"at most {LONG_PAIR} symbols aligned on {name}")
+
+
 def _plan_batches(groups, m: np.ndarray, n: np.ndarray, every: Bounds, job: Job) -> list:
     """``(runner, pair indices, k, backend)`` of every host batch, in the order they run;
-    ``groups``: ``(pair indices, k, backend, long)`` (long pairs' distances are bit-parallel)."""
+    ``groups``: ``(pair indices, k, backend, long)`` (long pairs: :func:`_long_pairs`, or
+    bit-parallel distances)."""
     plan = []
     for group, k, where, is_long in groups:
         if group.shape[0] == 0:
             continue
-        run = (_long_distances if is_long and _bit_parallel(job)
-               else _on_gpu if where == "cuda" else cpu.align_batch)
-        bounds = _batch_bounds(group, m, n, every, BATCH_CELLS[where])
+        if is_long:
+            run = _long_distances if _bit_parallel(job) else _long_pairs(where)
+            bounds = _long_bounds(group, m, n)
+        else:
+            run = _on_gpu if where == "cuda" else cpu.align_batch
+            bounds = _batch_bounds(group, m, n, every, BATCH_CELLS[where])
         plan.extend((run, group[lo:hi], k, where) for lo, hi in zip(bounds[:-1], bounds[1:]))
     return plan
 
@@ -294,15 +335,15 @@ def align_with(q: Packed, t: Packed, job: Job, name: str, threads: int | None = 
         every = Bounds.of(m, n)
         order = length_order(m, n, every)
         short, long = _split_long(order, m, n, every)
-    if name == "cuda" and long.shape[0]:
-        log.info("%d pair(s) longer than %d bases take the long path on the CPU",
-                 long.shape[0], LONG_PAIR)
+    if long.shape[0]:
+        log.info("%d pair(s) with a side longer than %d symbols take the long path: %s",
+                 long.shape[0], LONG_PAIR, _long_route(job, name))
     short_bounds = every if short is order else Bounds.of(m[short], n[short])
     k_short = job.k or _default_k(short_bounds, short.shape[0], job, name)
-    plan = _plan_batches(((short, k_short, name, False), (long, max(job.k, LONG_K), "cpu", True)),
+    plan = _plan_batches(((short, k_short, name, False), (long, job.k, name, True)),
                          m, n, every, job)
     for i, (run, idx, k, where) in enumerate(plan):
-        last_gpu = where == "cuda" and i == len(plan) - 1
+        last_gpu = run is _on_gpu and i == len(plan) - 1
         extra = {"done_reading": _releaser(q, t)} if last_gpu else {}
         with stage(f"align batch ({where})", idx.shape[0]):
             res = run(q, t, idx, job, k, threads, **extra)

@@ -11,26 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import readalign
+from tests.support.mutate import mutate
 from tests.support.oracle import dna_norm, dp_distance, replay
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-
-
-def mutate(rng: random.Random, s: str, rate: float, alphabet: str) -> str:
-    out = []
-    for c in s:
-        r = rng.random()
-        if r < rate / 3:
-            out.append(rng.choice(alphabet))
-        elif r < 2 * rate / 3:
-            continue
-        elif r < rate:
-            out.append(c)
-            out.append(rng.choice(alphabet))
-        else:
-            out.append(c)
-    return "".join(out)
 
 
 def random_pairs(seed: int, count: int, max_len: int, alphabet: str) -> tuple[list, list]:
