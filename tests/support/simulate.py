@@ -59,20 +59,19 @@ def simulate(d: str, n: int, genome_len: int, seed: int,
     paf = os.path.join(d, "cand.paf")
     lines = []
     total = 0
-    for i in range(n):
-        name = names[i].decode()
-        for k in range(int(ncand[i])):
-            if k == true_slot[i]:
-                p, strand = int(pos[i]), "-" if rev[i] else "+"
-            else:
-                p, strand = int(rng.integers(0, genome_len - span)), "+-"[int(rng.integers(0, 2))]
-            lines.append(f"{name}\t{READ_LEN}\t0\t{READ_LEN}\t{strand}\tchr1\t{genome_len}\t{p}\t"
-                         f"{p + READ_LEN}\t{READ_LEN}\t{READ_LEN}\t60\n")
-            total += 1
-        if len(lines) > 100_000:
-            with open(paf, "a") as fh:
+    with open(paf, "w") as fh:  # a fresh file: simulating into a used folder replaces it
+        for i in range(n):
+            name = names[i].decode()
+            for k in range(int(ncand[i])):
+                if k == true_slot[i]:
+                    p, strand = int(pos[i]), "-" if rev[i] else "+"
+                else:
+                    p, strand = int(rng.integers(0, genome_len - span)), "+-"[int(rng.integers(0, 2))]
+                lines.append(f"{name}\t{READ_LEN}\t0\t{READ_LEN}\t{strand}\tchr1\t{genome_len}\t{p}\t"
+                             f"{p + READ_LEN}\t{READ_LEN}\t{READ_LEN}\t60\n")
+                total += 1
+            if len(lines) > 100_000:
                 fh.write("".join(lines))
-            lines = []
-    with open(paf, "a") as fh:
+                lines = []
         fh.write("".join(lines))
     return ref, reads, paf, total
