@@ -269,6 +269,26 @@ def test_dry_run_names_the_sample_in_the_read_group_and_uses_an_existing_index(t
     assert all("--rg 'ID:NA12878\\tSM:NA12878\\tPL:ILLUMINA'" in c for c in commands), commands
 
 
+@pytest.mark.parametrize("chunks, chunk_reads, jobs", [("auto", 600, 4), ("auto", None, 1)])
+def test_auto_chunks_follow_the_reads_count(tmp_path, chunks, chunk_reads, jobs):
+    """``chunks: auto`` makes one job per ``chunk_reads`` reads (2,000 reads: 4 jobs of 600 at
+    most; the default of 50,000,000 a job: one)."""
+    cfg = _example_workdir(tmp_path, upstream=False)
+    extra = [f"chunks={chunks}"] + ([f"chunk_reads={chunk_reads}"] if chunk_reads else [])
+    res = snakemake("-s", SNAKEFILE, "--directory", tmp_path, "--configfile", cfg, "--cores", "1",
+                    "-n", "--config", *extra, cwd=REPO)
+    assert res.returncode == 0, res.stdout[-6000:]
+    assert _job_counts(res.stdout)["readalign_align"] == jobs
+
+
+def test_bad_chunks_is_one_error(tmp_path):
+    cfg = _example_workdir(tmp_path, upstream=False)
+    res = snakemake("-s", SNAKEFILE, "--directory", tmp_path, "--configfile", cfg, "--cores", "1",
+                    "-n", "--config", "chunks=0", cwd=REPO)
+    assert res.returncode != 0
+    assert "config key 'chunks' must be auto or at least 1, not '0'" in res.stdout
+
+
 def _job_counts(stdout):
     """The 'Job stats' table of a dry run as {rule: count}."""
     table = stdout.split("Job stats:", 1)[1].split("\n\n", 1)[0]

@@ -4,6 +4,7 @@ import shutil
 
 from readalign.errors import InputError
 from readalign.io.candidates import detect_format
+from readalign.io.read_count import estimate_reads
 from readalign.io.reads import reads_format
 
 
@@ -13,9 +14,31 @@ READ_GROUP = (config.get("readalign") or {}).get("read_group") or (
     f"ID:{NAME}\\tSM:{NAME}\\tPL:ILLUMINA"
 )
 """The read group of every chunk: the one configured, else one named for the sample (``name``)."""
-CHUNKS = list(range(int(config.get("chunks", 1))))
-if not CHUNKS:
-    raise ValueError("config key 'chunks' must be at least 1")
+DEFAULT_CHUNK_READS = 50_000_000
+"""Reads per job when ``chunks`` is ``auto``: a new process's start-up (about 4 s on a GPU
+host with a filled compile cache, benchmarks/RESULTS.md) stays under 10% of a job that
+aligns at 1-1.5M reads/s."""
+
+
+def chunk_count():
+    """Alignment jobs: config key 'chunks', a number or ``auto`` (the default): the reads'
+    estimated count over 'chunk_reads' (readalign.io.read_count.estimate_reads)."""
+    chunks = str(config.get("chunks", "auto")).strip().lower()
+    if chunks == "auto":
+        per = int(config.get("chunk_reads", DEFAULT_CHUNK_READS))
+        if per < 1:
+            raise ValueError("config key 'chunk_reads' must be at least 1")
+        try:
+            reads = estimate_reads(config["reads"])
+        except InputError as exc:
+            raise ValueError(f"config key 'reads': {exc}") from None
+        return max(1, -(-reads // per))
+    if not chunks.isdigit() or int(chunks) < 1:
+        raise ValueError(f"config key 'chunks' must be auto or at least 1, not {chunks!r}")
+    return int(chunks)
+
+
+CHUNKS = list(range(chunk_count()))
 
 
 def use_minimap2():
