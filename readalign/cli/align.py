@@ -140,6 +140,17 @@ def _command_line(scoring: str) -> str:
     return f"{typed} {scoring}"
 
 
+def _probe_gpu_meanwhile() -> None:
+    """Start the CUDA probe (numba.cuda's import, the driver, the GPU's context) on a thread
+    of its own, so that its driver calls, which release the GIL, overlap the pipeline's
+    imports; the run's backend choice waits for its answer (``backends.cuda_status``)."""
+    import threading
+
+    from ..runtime.backends import cuda_status
+
+    threading.Thread(target=cuda_status, name="readalign-cuda-probe", daemon=True).start()
+
+
 def run(args: argparse.Namespace) -> int:
     """Build and check the options (:mod:`readalign.bam.options`), run the BAM stage, print the
     summary to stderr."""
@@ -160,6 +171,8 @@ def run(args: argparse.Namespace) -> int:
         summary_json=args.summary_json, scoring=scoring,
     )
     check(opts)  # before numba loads
+    if opts.backend != "cpu":
+        _probe_gpu_meanwhile()
     from ..bam.run import run as run_pipeline
     from ..kernels import compile_notice  # noqa: F401  # before anything can compile
 
