@@ -217,7 +217,7 @@ def run_cudasw(folder: str, fasta: str, queries_fasta: str, work: str) -> dict:
     """CUDASW++4.0's ``makedb`` (untimed) and ``align`` with its DPX kernels; its own GCUPS."""
     align, makedb = os.path.join(folder, "align"), os.path.join(folder, "makedb")
     if not (os.path.exists(align) and os.path.exists(makedb)):
-        return {"status": f"not built in {folder} (bash ../shared/device/build-cudasw4.sh)"}
+        return {"status": f"not built in {folder}: its align and makedb are missing"}
     prefix = os.path.join(work, "cudasw", "db")
     os.makedirs(os.path.dirname(prefix), exist_ok=True)
     subprocess.run([makedb, fasta, prefix], check=True, capture_output=True)
