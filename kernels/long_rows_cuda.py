@@ -27,7 +27,7 @@ How the GPU splits the rectangle:
   no SM reads a stale cached line). The first strip reads the entry row, the last one writes
   the exit row;
 * **memory** is linear in ``m + n``: each of ``warps + 1`` ring slots holds ``D`` columns
-  (:func:`ring_columns`, about ``4 n / warps``), so the ring is about ``8 * 4 n`` bytes. A
+  (:func:`ring_columns`, about ``4 n / warps + 4 lanes``), so the ring is about ``8 * 4 n`` bytes. A
   strip may run at most ``D`` columns ahead of what the strip below it has taken
   (back-pressure); with at least a quarter of the launched warps resident at once the
   lowest unfinished strip can always reach its last column, so the wavefront cannot stall.
@@ -70,15 +70,18 @@ PAUSE_NS = 128
 
 
 def ring_columns(n: int, warps: int, lanes: int, share: int = RESIDENT_SHARE) -> int:
-    """Columns each ring slot holds: enough that the wavefront never stalls when at least
-    ``warps / share`` warps run at once (a strip runs at most this far ahead of the strip
-    below it), and never more than the row.
+    """Columns each ring slot holds (``D``): enough that the wavefront never stalls when at
+    least ``warps / share`` warps run at once, and no more than the row needs.
 
-    Why: were every running strip held back by the one below it, each would be at least
-    ``D - lanes`` columns ahead of that one, the lowest (whose upper neighbour is done) at
-    least ``resident * (D - lanes)`` columns in, which is past ``n``: it finishes, and its
-    warp takes the next strip."""
-    return min(n, -(-share * n // max(warps, 1))) + 2 * lanes
+    A strip starts its chunk of columns ``c0 .. c0 + lanes - 1`` only when the strip below
+    has published column ``c0 - D`` (its last lane writes columns ``c0 - lanes + 1 .. c0``
+    over those ``D`` back). Why it cannot stall: two neighbours cannot hold each other up,
+    since the lower one waits for ``c0 + lanes - 1`` of the upper one, which is held back
+    only past ``D + c0 - lanes`` and ``D >= 3 lanes``; and were every running strip held
+    back by the one below it, each would have published over ``D - lanes`` columns more
+    than that one, the lowest (whose upper neighbour is done) over ``resident * (D - lanes)
+    >= n``: it finishes, and its warp takes the next strip."""
+    return min(n, -(-share * n // max(warps, 1))) + 4 * lanes
 
 
 class SimulatedWarp:
@@ -89,7 +92,7 @@ class SimulatedWarp:
     other, so one barrier per warp of a block serves every block. A lane that fails leaves
     the others waiting: the barrier's timeout then fails them too, instead of a hang."""
 
-    TIMEOUT_S = 300
+    TIMEOUT_S = 120
 
     def __init__(self, lanes: int) -> None:
         self.lanes = lanes
@@ -97,6 +100,7 @@ class SimulatedWarp:
         self.warps: dict = {}
 
     def _exchange(self, value, source):
+        """Post ``value``; return what lane ``source(lane)`` posted."""
         thread = threading.current_thread()
         lane = thread.thread_id % self.lanes
         with self.lock:
@@ -111,32 +115,48 @@ class SimulatedWarp:
         barrier.wait()
         return got
 
-    def shift_down(self, value):
-        """``shfl_up_sync(mask, value, 1)``: lane ``l`` gets lane ``l - 1``'s value, lane 0
-        its own."""
-        return self._exchange(value, lambda lane: max(lane - 1, 0))
-
     def from_lane(self, value, k):
         """``shfl_sync(mask, value, k)``: every lane gets lane ``k``'s value."""
         return self._exchange(value, lambda lane: int(k))
 
+    def above(self, lane, bottom_h, bottom_f, top_h, top_f, k):
+        """:func:`lane_ops`' ``above`` in one exchange."""
+        got = self._exchange((bottom_h, bottom_f, top_h, top_f),
+                             lambda lane: int(k) if lane == 0 else lane - 1)
+        return (got[2], got[3]) if lane == 0 else (got[0], got[1])
+
     @staticmethod
     def pause():
+        """Sleep a little; raise once the simulator has aborted the block (a lane failed:
+        the strip this warp waits for will never be published)."""
+        if threading.current_thread().abort:
+            raise RuntimeError("another lane failed; the simulator aborted the block")
         time.sleep(1e-4)
 
 
 def lane_ops(lanes: int):
-    """``(shift_down, from_lane, pause)``: the warp's exchanges and the wait between two looks
-    at a neighbour's progress (device functions; under the simulator, :class:`SimulatedWarp`)."""
+    """``(above, from_lane, pause)``: the warp's exchanges, and the wait between two looks at
+    a neighbour's progress (device functions; under the simulator, :class:`SimulatedWarp`).
+
+    ``above(lane, bottom_h, bottom_f, top_h, top_f, k)`` is H and F of the row above the
+    lane's rows at this step: lane ``l - 1``'s bottom row from the step before (a shuffle up)
+    or, for lane 0, lane ``k``'s element of the staged top row; ``from_lane(value, k)`` lane
+    ``k``'s value."""
     if simulated():
         warp = SimulatedWarp(lanes)
-        return warp.shift_down, warp.from_lane, warp.pause
+        return warp.above, warp.from_lane, warp.pause
     if lanes != LANES:
         raise ValueError(f"a device warp has {LANES} lanes; got lanes={lanes}")
 
     @cuda.jit(device=True)
-    def shift_down(value):
-        return cuda.shfl_up_sync(FULL_MASK, value, 1)
+    def above(lane, bottom_h, bottom_f, top_h, top_f, k):
+        up_h = cuda.shfl_up_sync(FULL_MASK, bottom_h, 1)
+        up_f = cuda.shfl_up_sync(FULL_MASK, bottom_f, 1)
+        first_h = cuda.shfl_sync(FULL_MASK, top_h, k)
+        first_f = cuda.shfl_sync(FULL_MASK, top_f, k)
+        if lane == 0:
+            return first_h, first_f
+        return up_h, up_f
 
     @cuda.jit(device=True)
     def from_lane(value, k):
@@ -146,7 +166,7 @@ def lane_ops(lanes: int):
     def pause():
         cuda.nanosleep(np.uint32(PAUSE_NS))
 
-    return shift_down, from_lane, pause
+    return above, from_lane, pause
 
 
 @cuda.jit(device=True)
@@ -229,7 +249,7 @@ def row_pass_kernel(rows_per_lane: int, lanes: int = LANES, local: bool = False,
     L = lanes
     ROWS = R * L
     tag = f"long_rows_r{R}_l{L}"
-    shift_down, from_lane, pause = lane_ops(lanes)
+    above, from_lane, pause = lane_ops(lanes)
     column = make_column(R, local, False, tag)
     column_capture = make_column(R, local, True, tag)
 
@@ -285,6 +305,7 @@ def row_pass_kernel(rows_per_lane: int, lanes: int = LANES, local: bool = False,
                     need = min(c0 + L - 1, n)
                     while published(prog, above_slot, w - 1) < need:
                         pause()
+                    cuda.threadfence()  # the ring's reads after the progress word's
                 if not last:
                     while c0 > D + published(prog, below_slot, w + 1):
                         pause()
@@ -300,14 +321,9 @@ def row_pass_kernel(rows_per_lane: int, lanes: int = LANES, local: bool = False,
                         chH = cuda.atomic.add(ring_h, x, np.int32(0))
                         chF = cuda.atomic.add(ring_f, x, np.int32(0))
                 for k in range(L):
-                    recvH = shift_down(botH)
-                    recvF = shift_down(botF)
-                    topH = from_lane(chH, k)
-                    topF = from_lane(chF, k)
+                    aH, aF = above(lane, botH, botF, chH, chF, k)
                     j = c0 + k - lane
                     if 1 <= j <= n:
-                        aH = topH if lane == 0 else recvH
-                        aF = topF if lane == 0 else recvF
                         tc = np.int32(t[j - 1])
                         diag = dprev
                         dprev = aH
@@ -329,7 +345,7 @@ def row_pass_kernel(rows_per_lane: int, lanes: int = LANES, local: bool = False,
                             x = slot * D + j % D
                             ring_h[x] = botH
                             ring_f[x] = botF
-                if lane == L - 1 and not last:
+                if lane == L - 1:  # the last strip too: the strip above waits on it
                     cuda.threadfence()
                     done = np.int64(min(c0, n))
                     cuda.atomic.max(prog, slot, (np.int64(w + 1) << np.int64(TAG_SHIFT)) | done)
