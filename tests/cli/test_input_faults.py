@@ -204,7 +204,7 @@ def test_reference_that_is_not_a_file(small, kind):
 
 @pytest.mark.slow
 def test_peak_memory_does_not_grow_with_the_input(tmp_path):
-    """Peak RSS at 4x the reads stays within 10% for the same batch size.
+    """Peak RSS at 2.5x the reads stays within 10% for the same batch size.
 
     The readers fill 32 MiB buffers, so inputs smaller than that (these, kept small for
     CI) add their own size once; that much is allowed on top of the 10%.
