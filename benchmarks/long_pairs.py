@@ -97,17 +97,25 @@ def gpu_rows(read: bytes, window: bytes, rows_options: list[int], repeats: int) 
     from readalign.kernels.scored_quadrant import GLOBAL
 
     import readalign
-    from readalign.engine.gpu.long_rows import Tiles, device_bytes, edit_scores, score_pair
+    from readalign.engine.gpu.long_rows import (
+        Tiles,
+        device_bytes,
+        edit_scores,
+        layout,
+        score_pair,
+    )
 
     q, t = codes(read), codes(window)
     scoring = readalign.Scoring(**AFFINE).scores(GLOBAL)
     out = []
     for rows in rows_options:
         tiles = Tiles(rows_per_lane=rows)
+        chosen, blocks, warps, _cols = layout(len(q), len(t), tiles)
         for costs, scores in (("affine", scoring), ("edit", edit_scores(GLOBAL))):
             seconds, res = timed(lambda s=scores, k=tiles: score_pair(q, t, s, tiles=k), repeats)
-            out.append({"tool": "readalign-gpu", "costs": costs, "rows_per_lane": rows,
-                        "seconds": seconds, "gcups": len(q) * len(t) / seconds / 1e9,
+            out.append({"tool": "readalign-gpu", "costs": costs, "rows_per_lane": chosen,
+                        "blocks": blocks, "warps": warps, "seconds": seconds,
+                        "gcups": len(q) * len(t) / seconds / 1e9,
                         "penalty": -res.score, "device_bytes": device_bytes(len(q), len(t), tiles)})
     return out
 

@@ -25,7 +25,7 @@ How the GPU splits the rectangle:
   memory, ``lanes`` columns at a time, once strip ``w - 1`` has published them (a progress
   word per ring slot, tagged with the strip, written after a fence and read with atomics so
   no SM reads a stale cached line). The first strip reads the entry row, the last one writes
-  the exit row;
+  the exit row; every strip publishes its progress (the strip above it may be waiting);
 * **memory** is linear in ``m + n``: each of ``warps + 1`` ring slots holds ``D`` columns
   (:func:`ring_columns`, about ``4 n / warps + 4 lanes``), so the ring is about ``8 * 4 n`` bytes. A
   strip may run at most ``D`` columns ahead of what the strip below it has taken

@@ -31,7 +31,7 @@ DNA_SUB = np.array([[1 if a == b and a < 4 else -4 for b in range(5)] for a in r
 @pytest.mark.slow
 def test_row_pass_under_cuda_simulator():
     """Hypothesis's rectangles and whole pairs, strips of 4 lanes crossing every tile edge."""
-    out = under_simulator(str(GPU_CHECKS / "long_rows_check.py"), "30", "20")
+    out = under_simulator(str(GPU_CHECKS / "long_rows_check.py"), "60", "30")
     assert "identical to the oracles" in out
 
 

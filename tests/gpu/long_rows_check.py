@@ -17,6 +17,7 @@ GPU the tiles are the device's (32 lanes).
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import numpy as np
 from hypothesis import given, settings
@@ -32,8 +33,10 @@ from readalign.engine.gpu.long_rows import (
     score_pair,
 )
 from readalign.engine.job import Scores
-from tests.support import oracle, scored_oracle
-from tests.support.gotoh_rows import gotoh_rows
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the tests' support package
+from tests.support import oracle, scored_oracle  # noqa: E402
+from tests.support.gotoh_rows import gotoh_rows  # noqa: E402
 
 DNA = "ACGTN"
 

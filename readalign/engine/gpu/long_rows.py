@@ -197,8 +197,9 @@ def _resident_blocks(rows: int, tiles: Tiles) -> int:
     return sms * per_sm
 
 
-def _layout(m: int, n: int, tiles: Tiles) -> tuple[int, int, int, int]:
-    """``(rows_per_lane, blocks, warps, ring slot columns)`` of a rectangle."""
+def layout(m: int, n: int, tiles: Tiles) -> tuple[int, int, int, int]:
+    """``(rows_per_lane, blocks, warps, ring slot columns)`` of an ``m`` x ``n`` rectangle
+    split by ``tiles`` (what :func:`row_pass` launches; the benchmark reports it)."""
     rows = tiles.rows_per_lane or rows_for(
         m, lambda r: _resident_blocks(r, tiles) * tiles.warps_per_block)
     if rows not in ROWS_PER_LANE:
@@ -214,7 +215,7 @@ def device_bytes(m: int, n: int, tiles: Tiles = Tiles(), local: bool = False) ->
     """Device memory of one row pass over ``m`` x ``n``: codes, entry and exit boundaries,
     local mode's per-row best, and the ring (``warps + 1`` slots of :func:`ring_columns`),
     about ``m + n + 16 (m + n) + 8 m + 32 n`` bytes: linear in ``m + n``."""
-    _rows, _blocks, warps, cols = _layout(max(m, 1), n, tiles)
+    _rows, _blocks, warps, cols = layout(max(m, 1), n, tiles)
     return (m + n + 16 * (m + n + 2) + (8 * (m + 1) if local else 0)
             + 8 * (warps + 1) * cols + 8 * (warps + 1) + 4)
 
@@ -289,7 +290,7 @@ def row_pass(q: np.ndarray, t: np.ndarray, scores: Scores, entry: Entry, *,
 
     from ...kernels.cuda import launch
 
-    rows, blocks, warps, cols = _layout(m, n, tiles)
+    rows, blocks, warps, cols = layout(m, n, tiles)
     kernel = row_pass_kernel(rows, tiles.lanes, local, REGISTER_CAP[rows])
     slots = warps + 1
     dev = cuda.to_device
