@@ -167,7 +167,10 @@ def check_evalues(hits, queries: Proteins, db: Database, matrix: str, go: int, g
     for i in range(len(hits)):
         space = search_space(p, int(queries.lengths[hits.query[i]]), db.residues, len(db))
         want = p.k * space.effective_query * space.effective_db * math.exp(-p.lam * hits.score[i])
-        worst = max(worst, abs(hits.evalue[i] - want) / want)
+        if want == 0.0:  # past the smallest double: the report must say 0 too
+            worst = max(worst, 0.0 if hits.evalue[i] == 0.0 else math.inf)
+        else:
+            worst = max(worst, abs(hits.evalue[i] - want) / want)
     return worst
 
 
