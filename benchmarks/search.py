@@ -36,15 +36,15 @@ import time
 
 import numpy as np
 
+from readalign.dbsearch import scan, scores
+from readalign.dbsearch.api import default_scoring, load_queries, search
+from readalign.dbsearch.database import Database, open_database, write_database
+from readalign.dbsearch.report import candidates, traceback
+from readalign.dbsearch.scan import score_pass
+from readalign.dbsearch.sequences import Proteins
+from readalign.dbsearch.statistics import parameters, search_space
 from readalign.engine.matrices import ALPHABET
 from readalign.runtime import backends
-from readalign.search import scan, scores
-from readalign.search.api import default_scoring, load_queries, search
-from readalign.search.database import Database, open_database, write_database
-from readalign.search.report import candidates, traceback
-from readalign.search.scan import score_pass
-from readalign.search.sequences import Proteins
-from readalign.search.statistics import parameters, search_space
 
 from ._host import device_name, host_line
 from ._provenance import provenance

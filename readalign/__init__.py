@@ -20,16 +20,15 @@ from .errors import BackendUnavailableError, GPUMemoryError, InputError, Readali
 _LAZY = {
     "AlignResult": ".engine.result",
     "Scoring": ".engine.scoring",
-    "SearchHits": ".search.report",
+    "SearchHits": ".dbsearch.report",
     "SparseDistances": ".words.cdist",
     "align": ".api",
     "cdist": ".words.cdist",
     "edit_distance": ".api",
     "free_gpu_memory": ".api",
-    "search": ".search",
+    "search": ".dbsearch.api",
 }
-"""Public names loaded on first use, and the module of each (a name that is its module's own,
-``search``, is that module: the package :mod:`readalign.search` is callable)."""
+"""Public names loaded on first use, and the module of each."""
 
 __all__ = [
     "AlignResult",
@@ -55,8 +54,7 @@ def __getattr__(name: str) -> object:
     if module is None:
         raise AttributeError(f"module 'readalign' has no attribute {name!r}")
     importlib.import_module(".kernels.compile_notice", __name__)
-    loaded = importlib.import_module(module, __name__)
-    value = loaded if module == f".{name}" else getattr(loaded, name)
+    value = getattr(importlib.import_module(module, __name__), name)
     globals()[name] = value
     return value
 
@@ -67,8 +65,8 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from .api import align, edit_distance, free_gpu_memory
+    from .dbsearch.api import search
+    from .dbsearch.report import SearchHits
     from .engine.result import AlignResult
     from .engine.scoring import Scoring
-    from .search.api import search
-    from .search.report import SearchHits
     from .words.cdist import SparseDistances, cdist

@@ -12,8 +12,8 @@ import pytest
 import readalign
 
 MODULES = ["readalign", "readalign.api", "readalign.words.cdist", "readalign.engine.result",
-           "readalign.engine.scoring", "readalign.errors", "readalign.search",
-           "readalign.search.report"]
+           "readalign.engine.scoring", "readalign.errors", "readalign.dbsearch.api",
+           "readalign.dbsearch.report"]
 
 FUNCTIONS = {"align": ("Parameters", "Returns", "Raises", "Notes", "Examples"),
              "edit_distance": ("Parameters", "Returns", "Raises", "Notes", "Examples"),

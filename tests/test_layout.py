@@ -16,7 +16,7 @@ FLOORS = {
     "readalign.kernels": 0, "readalign.errors": 0, "readalign._version": 0,
     "readalign.runtime": 1,
     "readalign.engine": 2, "readalign.io": 2,
-    "readalign.words": 3, "readalign.bam": 3, "readalign.search": 3,
+    "readalign.words": 3, "readalign.bam": 3, "readalign.dbsearch": 3,
     "readalign.api": 4,
     "readalign.cli": 5, "readalign.__main__": 6, "readalign": 6,
 }

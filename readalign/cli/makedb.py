@@ -23,8 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Pack the database (the work lives in :mod:`readalign.search.run`)."""
+    """Pack the database (the work lives in :mod:`readalign.dbsearch.run`)."""
+    from ..dbsearch.run import run_makedb
     from ..kernels import compile_notice  # noqa: F401  # before anything can compile
-    from ..search.run import run_makedb
 
     return run_makedb(args)

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import argparse
 
+from ..dbsearch import defaults
+from ..dbsearch.columns import COLUMNS, parse_columns
 from ..errors import InputError
 from ..runtime import backends
-from ..search import defaults
-from ..search.columns import COLUMNS, parse_columns
 
 NAME = "search"
 HELP = "protein queries against a protein database: best hits, E-values, BLAST tabular output"
@@ -66,10 +66,10 @@ def check(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Check the options, then search (the work lives in :mod:`readalign.search.run`, loaded
+    """Check the options, then search (the work lives in :mod:`readalign.dbsearch.run`, loaded
     here so that ``--help`` does not load numba)."""
     check(args)
+    from ..dbsearch.run import run_search
     from ..kernels import compile_notice  # noqa: F401  # before anything can compile
-    from ..search.run import run_search
 
     return run_search(args)

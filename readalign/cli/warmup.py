@@ -141,7 +141,7 @@ def _api_steps(backend: str) -> Iterator[Step]:
 
 def _search_step(rng: random.Random, backend: str) -> Step:
     """Protein search: its score kernel, and tracebacks short and past the fast path."""
-    from ..search.api import search
+    from ..dbsearch.api import search
 
     amino = "ACDEFGHIKLMNPQRSTVWY"
     queries = ["".join(rng.choice(amino) for _ in range(n)) for n in (60, 1100)]

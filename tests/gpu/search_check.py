@@ -14,8 +14,8 @@ import numpy as np
 from readalign.kernels import search_scores
 
 import readalign
-from readalign.search import scan, scores
-from readalign.search.api import default_scoring, load_database, load_queries
+from readalign.dbsearch import scan, scores
+from readalign.dbsearch.api import default_scoring, load_database, load_queries
 
 AMINO = "ACDEFGHIKLMNPQRSTVWY"
 

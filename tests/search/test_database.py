@@ -10,9 +10,7 @@ import struct
 import numpy as np
 import pytest
 
-from readalign.engine.matrices import ALPHABET
-from readalign.errors import InputError
-from readalign.search.database import (
+from readalign.dbsearch.database import (
     HEADER_ROOM,
     MAGIC,
     Database,
@@ -20,7 +18,9 @@ from readalign.search.database import (
     open_database,
     write_database,
 )
-from readalign.search.sequences import MAX_QUERY_LENGTH, read_proteins
+from readalign.dbsearch.sequences import MAX_QUERY_LENGTH, read_proteins
+from readalign.engine.matrices import ALPHABET
+from readalign.errors import InputError
 
 AMINO = "ACDEFGHIKLMNPQRSTVWY"
 

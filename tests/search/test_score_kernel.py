@@ -9,8 +9,8 @@ from conftest import GPU_CHECKS, under_simulator
 from readalign.kernels.search_scores import STRIP
 
 import readalign
-from readalign.search import scan
-from readalign.search.api import default_scoring, load_database, load_queries
+from readalign.dbsearch import scan
+from readalign.dbsearch.api import default_scoring, load_database, load_queries
 
 AMINO = "ACDEFGHIKLMNPQRSTVWY"
 

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import readalign
+from readalign.dbsearch import scan
+from readalign.dbsearch.api import default_scoring, load_database, load_queries
 from readalign.engine.matrices import ALPHABET, MATRICES
 from readalign.errors import InputError
-from readalign.search import scan
-from readalign.search.api import default_scoring, load_database, load_queries
 from tests.support.scored_oracle import align as oracle
 
 AMINO = "ACDEFGHIKLMNPQRSTVWY"

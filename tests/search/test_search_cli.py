@@ -13,8 +13,8 @@ import pytest
 
 import readalign
 from readalign.cli import build_parser, main
-from readalign.search.columns import BLAST_COLUMNS
-from readalign.search.tabular import bitscore_text, evalue_text
+from readalign.dbsearch.columns import BLAST_COLUMNS
+from readalign.dbsearch.tabular import bitscore_text, evalue_text
 
 AMINO = "ACDEFGHIKLMNPQRSTVWY"
 

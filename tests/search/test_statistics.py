@@ -8,8 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from readalign.errors import InputError
-from readalign.search.statistics import (
+from readalign.dbsearch.statistics import (
     PARAMETERS,
     bit_scores,
     evalues,
@@ -17,6 +16,7 @@ from readalign.search.statistics import (
     parameters,
     search_space,
 )
+from readalign.errors import InputError
 
 
 def test_blast_defaults_have_their_published_parameters():
