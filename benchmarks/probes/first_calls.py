@@ -29,7 +29,7 @@ KINDS = {
 }
 
 CHILD = """
-import sys, time
+import json, time
 t0 = time.perf_counter()
 import numpy as np
 import readalign
@@ -41,7 +41,7 @@ for _ in range({runs} + 1):
     t = time.perf_counter()
     {call}
     times.append(time.perf_counter() - t)
-print(repr(times))
+print(json.dumps(times))
 """
 
 
@@ -49,7 +49,7 @@ def one_kind(call: str, pairs: int, runs: int, backend: str) -> list[float]:
     """Call times in a new process: the first, then ``runs`` more."""
     code = CHILD.format(pairs=pairs, runs=runs, backend=backend, call=call)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return [float(x) for x in out.stdout.strip().strip("[]").split(",")]
+    return json.loads(out.stdout)
 
 
 def main() -> None:
